@@ -1,0 +1,179 @@
+// schedlab: the command-line driver.
+//
+//   schedlab list                          schedulers, workloads, presets and their parameters
+//   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
+//   schedlab run --preset quick            a named preset (harness/presets.json)
+//
+// Exit status: 0 done; 1 a run failed (wrong result, runtime error); 2 the request was refused
+// (bad name, value or file), nothing ran; 130 interrupted (completed rows kept).
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "csv.hpp"
+#include "metadata.hpp"
+#include "registry.hpp"
+#include "runner.hpp"
+
+namespace schedlab {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitRefused = 2;
+constexpr int kExitInterrupted = 130;
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void print_params(std::ostream& out, const std::vector<ParamSpec>& params) {
+  for (const ParamSpec& p : params) {
+    out << "      --" << p.name << " (default " << p.default_value << "; " << p.accepted() << ")\n"
+        << "          " << p.help << "\n";
+  }
+}
+
+int cmd_list() {
+  std::ostream& out = std::cout;
+  out << "Schedulers (--scheduler):\n";
+  for (const auto& s : scheduler_registry()) {
+    out << "  " << s.name << ": " << s.summary << "\n";
+    print_params(out, s.params);
+  }
+  out << "\nWorkloads (--workload):\n";
+  for (const auto& w : workload_registry()) {
+    out << "  " << w.name << ": " << w.summary << "\n";
+    print_params(out, w.params);
+  }
+  out << "\nEvery parameter takes a comma-separated list to sweep it, e.g. --n 20,25,30.\n";
+  return 0;
+}
+
+// The directory part of a path must exist; the file itself must not (never overwritten).
+void check_output_path(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  struct stat st {};
+  if (!dir.empty() && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    throw ParamError("output directory " + dir + " does not exist; create it or choose another --out");
+  }
+  if (::stat(path.c_str(), &st) == 0) {
+    throw ParamError("output file " + path + " already exists; choose another --out (results are never overwritten)");
+  }
+}
+
+int cmd_run(RunRequest request, const std::string& out) {
+  if (out.empty()) {
+    ::mkdir("results", 0755);
+    request.out_path = "results/" + (request.preset.empty() ? std::string("run") : request.preset) +
+                       "-" + compact_timestamp() + "-" + host_name() + ".csv";
+  } else {
+    request.out_path = out;
+  }
+  check_output_path(request.out_path);
+  const std::vector<Case> cases = plan(request);
+  std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
+               request.out_path.c_str());
+  std::unique_ptr<CsvWriter> csv;
+  try {
+    csv = std::make_unique<CsvWriter>(request.out_path, csv_columns());
+  } catch (const std::runtime_error& e) {
+    throw ParamError(e.what());  // refused before anything ran
+  }
+  const RunOutcome outcome = execute(request, cases, *csv);
+  std::cout << summary_table(outcome.results);
+  std::cout << "rows: " << outcome.rows << " in " << request.out_path << " (metadata: "
+            << metadata_path_for(request.out_path) << ")\n";
+  switch (outcome.status) {
+    case RunStatus::complete:
+      return 0;
+    case RunStatus::interrupted:
+      std::fprintf(stderr, "schedlab: interrupted; %zu completed rows kept in %s\n", outcome.rows,
+                   request.out_path.c_str());
+      return kExitInterrupted;
+    case RunStatus::failed:
+      std::fprintf(stderr, "schedlab: error: %s\n", outcome.error.c_str());
+      return kExitFailed;
+  }
+  return kExitFailed;
+}
+
+int main_impl(int argc, char** argv) {
+  CLI::App app{"schedlab: benchmark suite and harness for task schedulers"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  app.add_subcommand("list", "List schedulers, workloads and their parameters");
+
+  CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
+  std::string schedulers, workloads, threads = "1", out;
+  unsigned reps = 5, warmup = 1;
+  run->add_option("--scheduler", schedulers, "Schedulers, comma-separated (see list)");
+  run->add_option("--workload", workloads, "Workloads, comma-separated (see list)");
+  run->add_option("--threads", threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
+  run->add_option("--reps", reps, "Measured repetitions per case");
+  run->add_option("--warmup", warmup, "Untimed runs before the repetitions");
+  run->add_option("--out", out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
+  std::map<std::string, std::string> param_text;
+  for (const ParamSpec& p : all_param_specs()) {
+    run->add_option("--" + p.name, param_text[p.name], p.help + " [" + p.accepted() + "]");
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedlab: error: %s; see `schedlab --help`\n", e.what());
+    return kExitRefused;
+  }
+
+  if (app.got_subcommand("list")) return cmd_list();
+
+  RunRequest request;
+  request.command_line.assign(argv, argv + argc);
+  request.schedulers = split_list(schedulers);
+  request.workloads = split_list(workloads);
+  request.reps = reps;
+  request.warmup = warmup;
+  request.progress = ::isatty(2) != 0;
+  request.threads.clear();
+  for (const std::string& t : split_list(threads)) {
+    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+    request.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+  }
+  for (const auto& [name, text] : param_text) {
+    if (!text.empty()) request.params[name] = split_list(text);
+  }
+  return cmd_run(std::move(request), out);
+}
+
+}  // namespace
+}  // namespace schedlab
+
+int main(int argc, char** argv) {
+  try {
+    return schedlab::main_impl(argc, argv);
+  } catch (const schedlab::ParamError& e) {
+    std::fprintf(stderr, "schedlab: error: %s\n", e.what());
+    return schedlab::kExitRefused;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schedlab: error: %s\n", e.what());
+    return schedlab::kExitFailed;
+  }
+}

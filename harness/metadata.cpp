@@ -1,0 +1,131 @@
+#include "metadata.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "build_info.hpp"
+
+namespace schedlab {
+namespace {
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string format_time(const char* fmt) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::size_t cache_size_bytes(int level) {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    const std::string lvl = read_first_line(dir + "level");
+    if (lvl.empty()) break;
+    if (std::stoi(lvl) != level) continue;
+    const std::string type = read_first_line(dir + "type");
+    if (type != "Data" && type != "Unified") continue;
+    std::string size = read_first_line(dir + "size");  // "2048K"
+    if (size.empty()) return 0;
+    std::size_t scale = 1;
+    if (size.back() == 'K') scale = 1024;
+    if (size.back() == 'M') scale = 1024 * 1024;
+    if (scale != 1) size.pop_back();
+    return static_cast<std::size_t>(std::stoull(size)) * scale;
+  }
+  return 0;
+}
+
+std::string utc_timestamp() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
+std::string compact_timestamp() { return format_time("%Y%m%d-%H%M%S"); }
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+nlohmann::json machine_info() {
+  nlohmann::json m;
+  struct utsname u {};
+  uname(&u);
+  m["cpu_model"] = cpu_model();
+  m["logical_cpus"] = std::thread::hardware_concurrency();
+  m["cache_bytes"] = {{"l1d", cache_size_bytes(1)}, {"l2", cache_size_bytes(2)}, {"l3", cache_size_bytes(3)}};
+  m["kernel"] = std::string(u.sysname) + " " + u.release;
+  m["host"] = host_name();
+  m["compiler"] = std::string("g++ ") + __VERSION__;
+#ifdef NDEBUG
+  m["assertions"] = false;
+#else
+  m["assertions"] = true;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  m["sanitizer"] = "address";
+#elif defined(__SANITIZE_THREAD__)
+  m["sanitizer"] = "thread";
+#else
+  m["sanitizer"] = "none";
+#endif
+  m["scheduler_counters_compiled"] = SCHEDLAB_STATS != 0;
+  m["git_commit"] = SCHEDLAB_GIT_COMMIT;
+  m["git_dirty"] = SCHEDLAB_GIT_DIRTY;
+  m["perf_event_paranoid"] = read_first_line("/proc/sys/kernel/perf_event_paranoid");
+  return m;
+}
+
+void MetadataFile::save() const {
+  const std::string tmp = path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) {
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno) +
+                               "; choose a writable --out directory");
+    }
+    out << data_.dump(2) << '\n';
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path_ + ": " + std::strerror(errno));
+  }
+}
+
+std::string metadata_path_for(const std::string& csv_path) {
+  const std::string ext = ".csv";
+  if (csv_path.size() > ext.size() && csv_path.compare(csv_path.size() - ext.size(), ext.size(), ext) == 0) {
+    return csv_path.substr(0, csv_path.size() - ext.size()) + ".meta.json";
+  }
+  return csv_path + ".meta.json";
+}
+
+}  // namespace schedlab

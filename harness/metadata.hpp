@@ -1,0 +1,44 @@
+// metadata.hpp: what a results file needs beside its rows to be trusted later.
+//
+// Every CSV has a sidecar NAME.meta.json: the machine (CPU model, cores, caches, kernel), the
+// build (compiler, flags, git commit, dirty tree), the command line, which counters could be
+// read and why the others could not, and the run's status. The sidecar is written when the run
+// starts (status "running") and replaced atomically (write, then rename) when anything changes,
+// so it is never half written either.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace schedlab {
+
+// Facts about this machine and this build.
+nlohmann::json machine_info();
+
+// Size in bytes of the unified or data cache at `level` (1, 2, 3) of CPU 0, from sysfs; 0 when
+// the kernel does not say.
+std::size_t cache_size_bytes(int level);
+
+// "2026-11-22T15:31:14Z"
+std::string utc_timestamp();
+// "20261122-153114"
+std::string compact_timestamp();
+std::string host_name();
+
+class MetadataFile {
+ public:
+  explicit MetadataFile(std::string path) : path_(std::move(path)) {}
+  nlohmann::json& data() noexcept { return data_; }
+  const std::string& path() const noexcept { return path_; }
+  // Writes path.tmp and renames it over path. Throws std::runtime_error on failure.
+  void save() const;
+
+ private:
+  std::string path_;
+  nlohmann::json data_ = nlohmann::json::object();
+};
+
+// results/x.csv -> results/x.meta.json
+std::string metadata_path_for(const std::string& csv_path);
+
+}  // namespace schedlab

@@ -1,0 +1,49 @@
+// registry.hpp: every scheduler and workload the harness can run, by name, with its parameters.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "params.hpp"
+#include "scheduler.hpp"
+#include "workload.hpp"
+
+namespace schedlab {
+
+inline constexpr unsigned kMaxThreads = 1024;
+
+struct SchedulerEntry {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // threads is already checked to be in 1..kMaxThreads; params are resolved.
+  std::function<std::unique_ptr<Scheduler>(unsigned threads, const ParamValues& params)> make;
+  // The scheduler runs every task on one thread whatever --threads says (serial).
+  bool single_threaded = false;
+};
+
+struct WorkloadEntry {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  std::function<std::unique_ptr<Workload>(const ParamValues& params)> make;
+};
+
+const std::vector<SchedulerEntry>& scheduler_registry();
+const std::vector<WorkloadEntry>& workload_registry();
+
+// Throw ParamError ("unknown scheduler 'x': choose one of ...") for names not registered.
+const SchedulerEntry& find_scheduler(const std::string& name);
+const WorkloadEntry& find_workload(const std::string& name);
+
+// Builds a scheduler by name with default parameters (tests, gbench).
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name, unsigned threads,
+                                          const ParamValues& params = {});
+
+// Every parameter of every scheduler and workload, each name once, in a stable order: the
+// parameter columns of the CSV.
+std::vector<ParamSpec> all_param_specs();
+
+}  // namespace schedlab

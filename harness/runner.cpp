@@ -1,0 +1,328 @@
+#include "runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "csv.hpp"
+#include "metadata.hpp"
+
+namespace schedlab {
+
+std::atomic<bool> g_stop_requested{false};
+
+namespace {
+
+// Every combination of the values given for `specs` (defaults for those not given).
+std::vector<ParamValues> combinations(const std::vector<ParamSpec>& specs,
+                                      const std::map<std::string, std::vector<std::string>>& given,
+                                      const std::string& owner) {
+  std::vector<ParamValues> out{ParamValues{}};
+  for (const ParamSpec& s : specs) {
+    auto it = given.find(s.name);
+    if (it == given.end()) continue;
+    std::vector<ParamValues> next;
+    for (const ParamValues& partial : out) {
+      for (const std::string& v : it->second) {
+        ParamValues p = partial;
+        p[s.name] = v;
+        next.push_back(std::move(p));
+      }
+    }
+    out = std::move(next);
+  }
+  for (ParamValues& p : out) p = resolve_params(specs, p, owner);
+  return out;
+}
+
+// Only the values this spec list declares.
+std::map<std::string, std::vector<std::string>> restrict_to(
+    const std::vector<ParamSpec>& specs, const std::map<std::string, std::vector<std::string>>& all) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ParamSpec& s : specs) {
+    auto it = all.find(s.name);
+    if (it != all.end()) out[s.name] = it->second;
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string format_double(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::vector<std::string> csv_columns() {
+  std::vector<std::string> cols = {"run_id",          "preset",          "scheduler",
+                                   "workload",        "threads",         "rep",
+                                   "scheduler_params", "workload_params"};
+  for (const ParamSpec& s : all_param_specs()) cols.push_back(s.column());
+  for (const char* c : {"wall_ns", "tasks", "ns_per_task"}) cols.emplace_back(c);
+  for (std::string_view c : kCounterNames) cols.emplace_back(c);
+  return cols;
+}
+
+namespace {
+
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::size_t total) : enabled_(enabled), total_(total) {}
+  void update(std::size_t done, const std::string& what) {
+    if (!enabled_) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string eta = "?";
+    if (done > 0) eta = format_double(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done), 0) + "s";
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %s", done + 1, total_,
+                 what.c_str(), elapsed, eta.c_str());
+    std::fflush(stderr);
+  }
+  ~ProgressLine() {
+    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool enabled_;
+  std::size_t total_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+std::string Case::label() const {
+  return scheduler->name + " " + workload->name + "(" + describe(workload->params, workload_params) +
+         ") threads=" + std::to_string(threads);
+}
+
+std::vector<Case> plan(const RunRequest& r) {
+  if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
+  if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
+  if (r.threads.empty()) throw ParamError("no thread count given; use --threads N[,N...]");
+  for (unsigned t : r.threads) {
+    if (t < 1 || t > kMaxThreads) {
+      throw ParamError("--threads " + std::to_string(t) + ": out of range; use 1.." +
+                       std::to_string(kMaxThreads));
+    }
+  }
+  if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
+
+  std::vector<const SchedulerEntry*> scheds;
+  for (const auto& name : r.schedulers) scheds.push_back(&find_scheduler(name));
+  std::vector<const WorkloadEntry*> works;
+  for (const auto& name : r.workloads) works.push_back(&find_workload(name));
+
+  // A parameter must mean something to at least one selected scheduler or workload.
+  for (const auto& [name, values] : r.params) {
+    bool used = false;
+    for (auto* s : scheds)
+      for (const auto& p : s->params) used = used || p.name == name;
+    for (auto* w : works)
+      for (const auto& p : w->params) used = used || p.name == name;
+    if (!used) {
+      throw ParamError("--" + name + " does not apply to the selected schedulers or workloads; see `schedlab list`");
+    }
+    if (values.empty()) throw ParamError("--" + name + " has no value");
+  }
+
+  std::vector<Case> cases;
+  for (const WorkloadEntry* w : works) {
+    for (const ParamValues& wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+      // Build once to validate the combination (e.g. n in range for this shape).
+      (void)w->make(wp);
+      for (unsigned t : r.threads) {
+        for (const SchedulerEntry* s : scheds) {
+          if (s->single_threaded && t != r.threads.front()) continue;
+          for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
+            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv) {
+  RunOutcome outcome;
+  const std::vector<ParamSpec> specs = all_param_specs();
+  MetadataFile meta(metadata_path_for(r.out_path));
+  const std::string run_id = compact_timestamp() + "-" + host_name() + "-" + std::to_string(::getpid());
+  meta.data()["run_id"] = run_id;
+  meta.data()["csv"] = r.out_path;
+  meta.data()["preset"] = r.preset;
+  meta.data()["command_line"] = r.command_line;
+  meta.data()["started_utc"] = utc_timestamp();
+  meta.data()["machine"] = machine_info();
+  meta.data()["reps"] = r.reps;
+  meta.data()["warmup_runs"] = r.warmup;
+  meta.data()["status"] = "running";
+  meta.data()["notes"] = nlohmann::json::array(
+      {"peak_live_tasks is exact to within 32 tasks per worker thread (batched gauge)",
+       "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded"});
+  meta.save();
+
+  ProgressLine progress(r.progress, cases.size() * r.reps);
+  std::size_t done = 0;
+  auto finish = [&](RunStatus status, const std::string& error) {
+    outcome.status = status;
+    outcome.error = error;
+    outcome.rows = csv.rows();
+    meta.data()["status"] = status == RunStatus::complete ? "complete"
+                            : status == RunStatus::failed ? "failed"
+                                                          : "interrupted";
+    if (!error.empty()) meta.data()["error"] = error;
+    meta.data()["rows"] = csv.rows();
+    meta.data()["finished_utc"] = utc_timestamp();
+    meta.save();
+    return outcome;
+  };
+
+  // Cases that share a workload and its parameters form a group. A group's schedulers are all
+  // built, prepared and warmed up first; then repetition i of every case runs before
+  // repetition i+1 of any, so a slow phase of a noisy machine falls on all of them alike and
+  // the ratios between schedulers stay meaningful.
+  for (std::size_t first = 0; first < cases.size();) {
+    std::size_t last = first;
+    while (last < cases.size() && cases[last].workload == cases[first].workload &&
+           cases[last].workload_params == cases[first].workload_params) {
+      ++last;
+    }
+    struct Live {
+      const Case* c;
+      std::unique_ptr<Scheduler> sched;
+      CaseResult result;
+    };
+    std::vector<Live> group;
+    std::unique_ptr<Workload> workload;
+    try {
+      workload = cases[first].workload->make(cases[first].workload_params);
+      workload->prepare();
+      const std::optional<std::uint64_t> expected = workload->expected_tasks();
+      auto run_once = [&](Live& l) -> std::pair<double, CounterSet> {
+        const Case& c = *l.c;
+        const CounterSet before = l.sched->counters();
+        const auto t0 = std::chrono::steady_clock::now();
+        l.sched->run([&] { workload->run(); });
+        const auto t1 = std::chrono::steady_clock::now();
+        const CounterSet delta = l.sched->counters() - before;
+        if (std::string err = workload->check(); !err.empty()) {
+          throw std::runtime_error("wrong result: " + c.label() + ": " + err);
+        }
+        // Exactly-once, checked on every run where both sides are known.
+        if (expected && delta.has(Counter::tasks_executed) &&
+            delta[Counter::tasks_executed] != *expected + 1) {
+          throw std::runtime_error("task count mismatch: " + c.label() + ": executed " +
+                                   std::to_string(delta[Counter::tasks_executed]) +
+                                   " tasks, expected " + std::to_string(*expected + 1) +
+                                   " (a task was lost or ran twice)");
+        }
+        return {std::chrono::duration<double, std::nano>(t1 - t0).count(), delta};
+      };
+      for (std::size_t k = first; k < last; ++k) {
+        Live l{&cases[k], cases[k].scheduler->make(cases[k].threads, cases[k].scheduler_params),
+               CaseResult{cases[k], {}, 0}};
+        for (unsigned i = 0; i < r.warmup; ++i) run_once(l);
+        group.push_back(std::move(l));
+      }
+      for (unsigned rep = 0; rep < r.reps; ++rep) {
+        for (Live& l : group) {
+          if (g_stop_requested.load()) {
+            workload->cleanup();
+            for (Live& g : group) outcome.results.push_back(std::move(g.result));
+            return finish(RunStatus::interrupted, "");
+          }
+          const Case& c = *l.c;
+          progress.update(done, c.label() + " rep " + std::to_string(rep + 1) + "/" + std::to_string(r.reps));
+          auto [wall, counters] = run_once(l);
+          const double tasks = counters.has(Counter::tasks_executed)
+                                   ? static_cast<double>(counters[Counter::tasks_executed])
+                                   : expected ? static_cast<double>(*expected + 1) : NAN;
+          std::vector<std::string> row = {run_id,
+                                          r.preset,
+                                          c.scheduler->name,
+                                          c.workload->name,
+                                          std::to_string(c.threads),
+                                          std::to_string(rep),
+                                          describe(c.scheduler->params, c.scheduler_params),
+                                          describe(c.workload->params, c.workload_params)};
+          for (const ParamSpec& s : specs) {
+            auto w = c.workload_params.find(s.name);
+            auto p = c.scheduler_params.find(s.name);
+            row.push_back(w != c.workload_params.end()    ? w->second
+                          : p != c.scheduler_params.end() ? p->second
+                                                           : "");
+          }
+          row.push_back(format_double(wall, 0));
+          row.push_back(std::isnan(tasks) ? "" : format_double(tasks, 0));
+          row.push_back(std::isnan(tasks) ? "" : format_double(wall / tasks, 2));
+          for (std::size_t k = 0; k < kCounterCount; ++k) {
+            row.push_back(counters.measured[k] ? std::to_string(counters.value[k]) : "");
+          }
+          csv.write_row(row);
+          l.result.wall_ns.push_back(wall);
+          l.result.tasks = tasks;
+          ++done;
+        }
+      }
+      workload->cleanup();
+    } catch (const std::exception& e) {
+      if (workload) workload->cleanup();
+      for (Live& g : group) outcome.results.push_back(std::move(g.result));
+      return finish(RunStatus::failed, e.what());
+    }
+    for (Live& g : group) outcome.results.push_back(std::move(g.result));
+    first = last;
+  }
+  return finish(RunStatus::complete, "");
+}
+
+std::string summary_table(const std::vector<CaseResult>& results) {
+  auto key = [](const CaseResult& r) {
+    return r.c.workload->name + "(" + describe(r.c.workload->params, r.c.workload_params) + ")";
+  };
+  auto reference = [&](const CaseResult& r, const std::string& sched, bool same_threads) -> double {
+    for (const CaseResult& o : results) {
+      if (o.c.scheduler->name == sched && key(o) == key(r) && (!same_threads || o.c.threads == r.c.threads) &&
+          !o.wall_ns.empty()) {
+        return median(o.wall_ns);
+      }
+    }
+    return NAN;
+  };
+  std::ostringstream out;
+  out << std::left << std::setw(34) << "workload" << std::setw(12) << "scheduler" << std::right
+      << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
+      << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "\n";
+  for (const CaseResult& r : results) {
+    if (r.wall_ns.empty()) continue;
+    const double med = median(r.wall_ns);
+    const double serial = reference(r, "serial", false);
+    const double tbb = reference(r, "tbb", true);
+    out << std::left << std::setw(34) << key(r) << std::setw(12) << r.c.scheduler->name << std::right
+        << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2) << std::setw(11)
+        << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
+        << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)
+        << (std::isnan(tbb) ? "-" : format_double(med / tbb, 2)) << "\n";
+  }
+  out << "vs serial: speedup over the sequential elision (higher is better); "
+         "vs tbb: time relative to oneTBB at the same threads (lower is better)\n";
+  return out.str();
+}
+
+}  // namespace schedlab

@@ -1,0 +1,91 @@
+// central: one FIFO run queue behind one mutex, shared by every worker.
+//
+// The simplest correct multi-threaded scheduler, and the seeds' first counter-example: every
+// spawn, every resume and every pick by every worker goes through the same lock and the same
+// cache line, and a task runs on whichever worker happens to pop it, so a child rarely runs
+// where its parent just wrote its data. FIFO order also means fork-join programs unfold breadth
+// first: a parent is suspended at its join long before its children run, so nearly every task of
+// the tree is alive at once (peak_live_tasks and stacks_allocated show it).
+//
+// Idle workers sleep on one condition variable; a push wakes one sleeper if there is one.
+#include "central.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "../runtime/runtime.hpp"
+#include "../runtime/task_list.hpp"
+
+namespace schedlab {
+namespace {
+
+class CentralPolicy final : public Policy {
+ public:
+  void on_worker_added(Worker& w) override { w.proc = w.index(); }
+
+  void submit_new(Task& t, Worker* from) override { push(t, from); }
+  void submit_ready(Task& t, Worker* from) override { push(t, from); }
+
+  // Executed by w's thread only.
+  Task* next(Worker& w) override {
+    std::unique_lock lock(mutex_);
+    while (queue_.empty()) {
+      if (stopping_) return nullptr;
+      ++sleepers_;
+      w.idle_begin();
+      wakeup_.wait(lock);
+      w.idle_end();
+      --sleepers_;
+    }
+    Task* t = queue_.pop_front();
+    w.stats.add(Counter::global_pops);
+    return t;
+  }
+
+  void add_counters(CounterSet& c) const override {
+    c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wakeup_.notify_all();
+  }
+
+ private:
+  void push(Task& t, Worker* from) {
+    bool wake;
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(t);
+      wake = sleepers_ > 0;
+    }
+    if (from != nullptr) {
+      from->stats.add(Counter::global_pushes);
+    } else {
+      external_pushes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (wake) {
+      runtime_->note_unpark(from);
+      wakeup_.notify_one();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  TaskList queue_;  // guarded by mutex_
+  int sleepers_ = 0;  // guarded by mutex_
+  bool stopping_ = false;  // guarded by mutex_
+  std::atomic<std::uint64_t> external_pushes_{0};  // the root, pushed by the harness thread
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_central(const RuntimeConfig& config) {
+  return std::make_unique<FiberRuntime>(std::make_unique<CentralPolicy>(), config);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,127 @@
+// fair: the static fair split of the seeds ("Concurrency in Go", ch. 6).
+//
+// Each new task is bound at spawn time to a processor, round robin, and only that processor
+// ever runs it: no stealing, no migration after the binding. With n processors and x equal tasks
+// every processor gets x/n; with unequal tasks (one long loop, a fork-join tree whose halves
+// differ) a processor that finishes its share sits idle while another still has a queue, and
+// the binding itself sends half of a parent's children to another core's cache. The `idle_ns`
+// counter and the loops one-long case show both.
+//
+// Each processor has its own queue behind its own mutex (other workers push into it when they
+// bind a task there) and its worker sleeps on its own condition variable. The order within a
+// queue is a parameter (LIFO by default, so that `fair` differs from `steal-half` only in the
+// binding and not in the order).
+//
+//   spawn on P1 ──► cursor(P1) = P2 ──► queue[P2] ──► only P2's worker pops it
+//   resume of t ───────────────────────► queue[t.affinity]
+#include "fair.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "../runtime/task_list.hpp"
+
+namespace schedlab {
+namespace {
+
+class FairPolicy final : public Policy {
+ public:
+  FairPolicy(unsigned processors, FairConfig config) : config_(config), procs_(processors) {}
+
+  void on_worker_added(Worker& w) override {
+    w.proc = w.index();
+    procs_[w.index()].bind_cursor = w.index();
+  }
+
+  // Binds t to the next processor of the spawner's round-robin cursor (the root goes to P0).
+  void submit_new(Task& t, Worker* from) override {
+    std::uint32_t target = 0;
+    if (from != nullptr) {
+      Processor& mine = procs_[from->proc];
+      target = mine.bind_cursor;
+      mine.bind_cursor = (mine.bind_cursor + 1) % static_cast<std::uint32_t>(procs_.size());
+    }
+    t.affinity = target;
+    push(procs_[target], t, from);
+  }
+
+  // A resumed task goes back to the processor it is bound to.
+  void submit_ready(Task& t, Worker* from) override {
+    push(procs_[t.affinity], t, from);
+  }
+
+  // Executed by w's thread only: it takes work from its own processor's queue and nowhere else.
+  Task* next(Worker& w) override {
+    Processor& p = procs_[w.proc];
+    std::unique_lock lock(p.mutex);
+    while (p.queue.empty()) {
+      if (stopping_.load(std::memory_order_relaxed)) return nullptr;
+      p.sleeping = true;
+      w.idle_begin();
+      p.wakeup.wait(lock);
+      w.idle_end();
+      p.sleeping = false;
+    }
+    w.stats.add(Counter::local_pops);
+    return p.queue.pop_front();
+  }
+
+  void shutdown() override {
+    stopping_.store(true, std::memory_order_relaxed);
+    for (Processor& p : procs_) {
+      std::lock_guard lock(p.mutex);
+      p.wakeup.notify_all();
+    }
+  }
+
+  void add_counters(CounterSet& c) const override {
+    c[Counter::local_pushes] += external_pushes_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct alignas(64) Processor {
+    std::mutex mutex;
+    std::condition_variable wakeup;
+    TaskList queue;                 // guarded by mutex
+    bool sleeping = false;          // guarded by mutex
+    std::uint32_t bind_cursor = 0;  // only this processor's worker touches it
+  };
+
+  void push(Processor& p, Task& t, Worker* from) {
+    bool wake;
+    {
+      std::lock_guard lock(p.mutex);
+      if (config_.order == LocalOrder::lifo) {
+        p.queue.push_front(t);
+      } else {
+        p.queue.push_back(t);
+      }
+      wake = p.sleeping;
+    }
+    if (from != nullptr) {
+      from->stats.add(Counter::local_pushes);
+    } else {
+      external_pushes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (wake) {
+      runtime_->note_unpark(from);
+      p.wakeup.notify_one();
+    }
+  }
+
+  const FairConfig config_;
+  std::vector<Processor> procs_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> external_pushes_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_fair(const RuntimeConfig& runtime, const FairConfig& config) {
+  return std::make_unique<FiberRuntime>(std::make_unique<FairPolicy>(runtime.threads, config),
+                                        runtime);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,31 @@
+// parker.hpp: put one worker thread to sleep and wake it, without losing a wake-up.
+//
+// A single permit, as in Go's note or Rust's thread::park: unpark() leaves a permit, park()
+// consumes it or sleeps until there is one. An unpark that arrives before the park is therefore
+// never lost, which is what every scheduler's "check for work, then sleep" needs. The sleep is
+// C++20's atomic wait, which libstdc++ implements with a futex on Linux.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace schedlab {
+
+class Parker {
+ public:
+  // Sleeps until a permit is available, then consumes it.
+  void park() noexcept {
+    while (permit_.exchange(0, std::memory_order_acquire) == 0) {
+      permit_.wait(0, std::memory_order_relaxed);
+    }
+  }
+  // Makes a permit available and wakes the parked thread, if any.
+  void unpark() noexcept {
+    if (permit_.exchange(1, std::memory_order_release) == 0) permit_.notify_one();
+  }
+
+ private:
+  std::atomic<std::uint32_t> permit_{0};
+};
+
+}  // namespace schedlab

@@ -1,0 +1,63 @@
+// policy.hpp: the part of a fiber scheduler that differs between designs.
+//
+// The runtime (runtime.hpp) knows how to run, suspend and resume tasks on fibers, and how a
+// worker sleeps. A Policy decides only where a runnable task goes and where an idle worker looks
+// for the next one:
+//
+//      spawn ───► submit_new(t, from) ──┐                 ┌──► next(w) ──► run t on w
+//                                       ├─► [ queues ] ───┤
+//  join done ──► submit_ready(t, from) ─┘                 └──► (nothing: park w)
+//
+// `fair` keeps one queue per processor and binds each task to one; `central` has one queue for
+// everybody; `steal-half` is Go's local queues with stealing and a global queue.
+//
+// Threading: submit_* may be called from any worker, concurrently, and from outside the runtime
+// (from == nullptr: the harness thread submitting the root). next(w) is called only by w's thread.
+#pragma once
+
+#include "../counters.hpp"
+#include "task.hpp"
+
+namespace schedlab {
+
+class FiberRuntime;
+class Worker;
+
+// Which end of its own queue a processor takes work from. LIFO (the newest task first) is the
+// seeds' rule: the task just spawned is the one whose data is in cache, and a parent's children
+// finish before its siblings start, so joins succeed early and few tasks are alive at once. FIFO
+// runs the oldest first (Go's own runq does this, with a one-slot LIFO `runnext` in front).
+enum class LocalOrder { lifo, fifo };
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  // Called once by the runtime before any worker starts.
+  virtual void attach(FiberRuntime& runtime) { runtime_ = &runtime; }
+  // Called for each new worker, by the thread creating it, before the worker's thread starts
+  // (also for workers the policy itself adds later with FiberRuntime::add_worker).
+  virtual void on_worker_added(Worker& w) = 0;
+
+  // `t` was just spawned by the task running on `from` (nullptr: from outside the runtime).
+  virtual void submit_new(Task& t, Worker* from) = 0;
+  // `t` was suspended and is runnable again; `from` is the worker whose action woke it.
+  virtual void submit_ready(Task& t, Worker* from) = 0;
+  // The next task for `w`; parks w while there is none. nullptr once shutdown() was called.
+  virtual Task* next(Worker& w) = 0;
+  // Wakes every worker so that next() returns nullptr. Called once, after the last run.
+  virtual void shutdown() = 0;
+
+  // `w` is about to make a call that may block in the kernel, and has returned from it. The
+  // default keeps w's processor blocked with it.
+  virtual void blocking_begin(Worker&) {}
+  virtual void blocking_end(Worker&) {}
+
+  // Adds policy-level counters (those not kept per worker) to a snapshot.
+  virtual void add_counters(CounterSet&) const {}
+
+ protected:
+  FiberRuntime* runtime_ = nullptr;
+};
+
+}  // namespace schedlab

@@ -1,0 +1,245 @@
+#include "runtime.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "../api.hpp"
+
+namespace schedlab {
+namespace {
+thread_local Worker* tls_worker = nullptr;
+}  // namespace
+
+Worker* current_worker_or_null() noexcept {
+  // The empty asm keeps calls to this function from being merged or hoisted across a fiber
+  // switch, so each call reads the thread_local of the thread running it now.
+  asm volatile("" ::: "memory");
+  return tls_worker;
+}
+
+FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
+    : config_([&] {
+        if (config.threads == 0) throw std::invalid_argument("threads must be at least 1");
+        if (config.max_threads < config.threads) config.max_threads = config.threads;
+        return config;
+      }()),
+      stacks_(config_.stack),
+      policy_(std::move(policy)),
+      workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
+  policy_->attach(*this);
+  for (unsigned i = 0; i < config_.threads; ++i) add_worker();
+}
+
+FiberRuntime::~FiberRuntime() {
+  policy_->shutdown();
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    if (workers_[i]->thread_.joinable()) workers_[i]->thread_.join();
+  }
+}
+
+Worker* FiberRuntime::add_worker() {
+  std::lock_guard lock(add_worker_mutex_);
+  const unsigned i = worker_count_.load(std::memory_order_relaxed);
+  if (i >= config_.max_threads) return nullptr;
+  workers_[i] = std::make_unique<Worker>(*this, live_, i);
+  Worker& w = *workers_[i];
+  w.stats.add(Counter::threads_created);
+  policy_->on_worker_added(w);
+  worker_count_.store(i + 1, std::memory_order_release);
+  // A worker may be unparked before its thread runs: the parker keeps the permit.
+  w.thread_ = std::thread([this, &w] { worker_main(w); });
+  return &w;
+}
+
+// Executed on the worker's own thread, on its native stack.
+void FiberRuntime::worker_main(Worker& w) {
+  tls_worker = &w;
+  w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
+  w.native_ = Fiber::for_current_thread();
+  Worker* wp = &w;
+  Fiber& first = take_idle_fiber(w);
+  switch_fiber(*w.native_, first, [wp, f = &first] { wp->current_fiber_ = f; });
+  // Shutdown. Every loop fiber that was running on this thread parked itself in this pool; let
+  // each return from its entry function so that Boost releases its stack.
+  for (Fiber* f : w.idle_fibers_) {
+    f->request_exit(*w.native_);
+    switch_fiber(*w.native_, *f, [wp, f] { wp->current_fiber_ = f; });
+    delete f;
+  }
+  w.idle_fibers_.clear();
+  delete w.native_;
+  w.native_ = nullptr;
+}
+
+// Entry of every pooled fiber: run the schedule loop until shutdown, then wait in the pool for
+// the exit request (see worker_main).
+void FiberRuntime::fiber_entry(Fiber& self) {
+  current_worker().runtime_->schedule_loop();
+  if (self.exit_requested()) return;
+  Worker* w = &current_worker();
+  switch_fiber(self, *w->native_, [w, f = &self] { w->idle_fibers_.push_back(f); });
+}
+
+Fiber& FiberRuntime::take_idle_fiber(Worker& w) {
+  if (!w.idle_fibers_.empty()) {
+    Fiber* f = w.idle_fibers_.back();
+    w.idle_fibers_.pop_back();
+    return *f;
+  }
+  w.stats.add(Counter::stacks_allocated);
+  return *Fiber::create(stacks_, &FiberRuntime::fiber_entry);
+}
+
+// The schedule loop. Runs on a pooled fiber; the fiber may change workers while a task it runs
+// is suspended, so the worker is re-read on every iteration.
+void FiberRuntime::schedule_loop() {
+  for (;;) {
+    Worker& w = current_worker();
+    if (w.current_fiber_->exit_requested()) return;
+    Task* t = policy_->next(w);
+    if (t == nullptr) return;  // shutdown
+    if (t->spawned_on != Worker::kNoProc && t->spawned_on != w.proc) {
+      w.stats.add(Counter::migrations);
+    }
+    if (t->fiber == nullptr) {
+      // A new task: run it right here, on this fiber.
+      w.current_task_ = t;
+      t->invoke(*t);
+      finish(*t);
+    } else {
+      // A suspended task: switch to its fiber; this loop fiber goes back to the pool and
+      // continues from here when some worker takes it out again.
+      Fiber* self = w.current_fiber_;
+      w.stats.add(Counter::fiber_switches);
+      switch_fiber(*self, *t->fiber, [t, self] {
+        Worker& here = current_worker();
+        here.current_fiber_ = t->fiber;
+        here.current_task_ = t;
+        here.idle_fibers_.push_back(self);
+      });
+    }
+  }
+}
+
+// Called on the fiber that ran `t`, right after its body returned.
+void FiberRuntime::finish(Task& t) {
+  Worker& w = current_worker();
+  w.current_task_ = nullptr;
+  w.stats.add(Counter::tasks_executed);
+  live_.adjust(w.live_batch, -1);
+  if (GroupState* g = t.group) {
+    t.destroy(t);  // nobody else holds a group task
+    group_task_done(*g, w);
+  } else {
+    // Publishing kDone is the last touch: the JoinHandle may free t as soon as it sees it.
+    Task* waiter = t.completion.exchange(Task::kDone, std::memory_order_acq_rel);
+    if (waiter != nullptr) policy_->submit_ready(*waiter, &w);
+  }
+}
+
+void FiberRuntime::group_task_done(GroupState& g, Worker& w) {
+  const std::uint32_t prev = g.pending.fetch_sub(1, std::memory_order_acq_rel);
+  if ((prev & GroupState::kCountMask) != 1) return;
+  if (&g == &root_group_) {
+    g.pending.notify_all();  // the harness thread in run_root
+  } else if ((prev & GroupState::kWaiterBit) != 0) {
+    policy_->submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
+  }
+}
+
+void FiberRuntime::spawn(Task& t) {
+  Worker& w = current_worker();
+  t.spawned_on = w.proc;
+  w.stats.add(Counter::tasks_spawned);
+  live_.adjust(w.live_batch, +1);
+  policy_->submit_new(t, &w);
+}
+
+void FiberRuntime::join(Task& t) {
+  if (t.completion.load(std::memory_order_acquire) == Task::kDone) return;
+  // Suspend first, publish the waiter after: once the callback runs our context is saved, so
+  // whoever sees the waiter may resume it at once. If the child finished in between, the
+  // exchange fails and we requeue ourselves (a wasted switch, never a lost wake-up). t stays
+  // alive meanwhile: its JoinHandle is ours.
+  suspend_current([this, child = &t](Task& me, Worker& here) {
+    Task* expected = nullptr;
+    if (!child->completion.compare_exchange_strong(expected, &me, std::memory_order_acq_rel,
+                                                   std::memory_order_acquire)) {
+      policy_->submit_ready(me, &here);
+    }
+  });
+}
+
+void FiberRuntime::wait(GroupState& g) {
+  if ((g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) != 0) {
+    // As in join: publish the waiter from the callback, once our context is saved.
+    suspend_current([this, group = &g](Task& me, Worker& here) {
+      group->waiter = &me;
+      const std::uint32_t before =
+          group->pending.fetch_or(GroupState::kWaiterBit, std::memory_order_acq_rel);
+      if ((before & GroupState::kCountMask) == 0) policy_->submit_ready(me, &here);
+    });
+  }
+  // Every task of the group has finished; nobody else touches the word now.
+  g.pending.store(0, std::memory_order_relaxed);
+  g.waiter = nullptr;
+}
+
+void FiberRuntime::blocking_begin() { policy_->blocking_begin(current_worker()); }
+void FiberRuntime::blocking_end() { policy_->blocking_end(current_worker()); }
+
+void FiberRuntime::note_unpark(Worker* from) noexcept {
+  if (from != nullptr) {
+    from->stats.add(Counter::unparks);
+  } else {
+    external_unparks_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// Executed by the harness thread, which is not a worker: it submits the root from outside and
+// sleeps until the root's group count drops to zero.
+void FiberRuntime::run_root(const std::function<void()>& root) {
+  live_.reset_peak();
+  auto* t = new detail::TaskWith<std::function<void()>, void>(root);
+  t->group = &root_group_;
+  t->spawned_on = Worker::kNoProc;
+  root_group_.pending.store(1, std::memory_order_relaxed);
+  roots_spawned_.fetch_add(1, std::memory_order_relaxed);
+  std::int64_t batch = 0;
+  live_.adjust(batch, +1);
+  live_.flush(batch);
+  policy_->submit_new(*t, nullptr);
+  for (;;) {
+    const std::uint32_t v = root_group_.pending.load(std::memory_order_acquire);
+    if (v == 0) break;
+    root_group_.pending.wait(v, std::memory_order_acquire);
+  }
+  if (root_group_.first_error) std::rethrow_exception(std::exchange(root_group_.first_error, nullptr));
+}
+
+CounterSet FiberRuntime::counters() const {
+  CounterSet c;
+  const std::uint64_t now = now_ns();
+  const unsigned n = worker_count();
+  for (unsigned i = 0; i < n; ++i) {
+    const Worker& w = *workers_[i];
+    for (std::size_t k = 0; k < kCounterCount; ++k) c.value[k] += w.stats.get(static_cast<Counter>(k));
+    c[Counter::idle_ns] += w.idle_now_ns(now);
+  }
+  c[Counter::unparks] += external_unparks_.load(std::memory_order_relaxed);
+  c[Counter::tasks_spawned] += roots_spawned_.load(std::memory_order_relaxed);
+  c.measured.set();
+  c[Counter::peak_live_tasks] = live_.peak();
+  policy_->add_counters(c);
+  return c;
+}
+
+std::vector<pid_t> FiberRuntime::worker_tids() const {
+  std::vector<pid_t> tids;
+  for (unsigned i = 0; i < worker_count(); ++i) tids.push_back(workers_[i]->tid());
+  return tids;
+}
+
+}  // namespace schedlab

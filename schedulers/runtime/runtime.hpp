@@ -1,0 +1,109 @@
+// runtime.hpp: the fiber runtime every fiber scheduler shares.
+//
+// FiberRuntime implements the Scheduler interface once for `fair`, `central` and `steal-half`:
+// worker threads, fibers and their stack pools, spawn/join/wait with suspension, the root run,
+// counters. The Policy it is constructed with decides where tasks go (policy.hpp).
+//
+// A task's life:
+//
+//   spawn ─► policy.submit_new ─► policy.next(w) ─► invoke on w's current fiber ─► finish
+//                                                        │                           │
+//                          join on an unfinished child ──┘                           │
+//                          (task keeps the fiber, w continues on a pooled one)       │
+//                                                        ▲                           ▼
+//            policy.next(w') ◄─ policy.submit_ready ◄── child done, and the waiter's fiber saved
+//                 │
+//                 └─► switch to the task's fiber; the loop fiber goes back to w''s pool
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "../scheduler.hpp"
+#include "policy.hpp"
+#include "stack.hpp"
+#include "stats.hpp"
+#include "worker.hpp"
+
+namespace schedlab {
+
+struct RuntimeConfig {
+  unsigned threads = 1;      // worker threads that run tasks (GOMAXPROCS)
+  unsigned max_threads = 0;  // upper bound for threads added by the policy; 0: threads
+  StackConfig stack;
+};
+
+class FiberRuntime final : public Scheduler {
+ public:
+  FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config);
+  ~FiberRuntime() override;
+
+  CounterSet counters() const override;
+  std::vector<pid_t> worker_tids() const override;
+  unsigned threads() const override { return config_.threads; }
+
+  void spawn(Task& t) override;
+  void join(Task& t) override;
+  void wait(GroupState& g) override;
+  void blocking_begin() override;
+  void blocking_end() override;
+
+  // ---- for policies ----------------------------------------------------------------------
+  const RuntimeConfig& config() const noexcept { return config_; }
+  // Workers started so far (the initial `threads`, plus any the policy added).
+  unsigned worker_count() const noexcept { return worker_count_.load(std::memory_order_acquire); }
+  Worker& worker(unsigned i) noexcept { return *workers_[i]; }
+  // Starts one more worker thread (steal-half's spare M); nullptr at max_threads.
+  Worker* add_worker();
+  // Suspends the task running on the calling worker. Once its fiber is saved, `publish(task,
+  // worker)` runs on another stack of the same thread and must hand the task to whoever will
+  // resume it. Returns when the task is resumed, possibly on another worker.
+  template <class Publish>
+  void suspend_current(Publish publish);
+  // Counts a wake-up issued by `from` (nullptr: issued from outside the runtime's threads).
+  void note_unpark(Worker* from) noexcept;
+
+ protected:
+  void run_root(const std::function<void()>& root) override;
+
+ private:
+  static void fiber_entry(Fiber& self);
+  void worker_main(Worker& w);
+  void schedule_loop();
+  void finish(Task& t);
+  void group_task_done(GroupState& g, Worker& w);
+  Fiber& take_idle_fiber(Worker& w);
+  void start_worker(Worker& w);
+
+  const RuntimeConfig config_;
+  StackAllocator stacks_;  // outlives every fiber (declared before the workers)
+  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<std::unique_ptr<Worker>[]> workers_;  // max_threads slots, stable addresses
+  std::atomic<unsigned> worker_count_{0};
+  std::mutex add_worker_mutex_;
+  LiveTaskGauge live_;
+  std::atomic<std::uint64_t> external_unparks_{0};
+  std::atomic<std::uint64_t> roots_spawned_{0};
+  GroupState root_group_;  // the root task's group; run_root waits on its count
+};
+
+template <class Publish>
+void FiberRuntime::suspend_current(Publish publish) {
+  Worker& w = current_worker();
+  Task* self = w.current_task_;
+  Fiber& from = *w.current_fiber_;
+  Fiber& to = take_idle_fiber(w);
+  self->fiber = &from;
+  w.stats.add(Counter::suspensions);
+  w.stats.add(Counter::fiber_switches);
+  switch_fiber(from, to, [self, to_ptr = &to, publish]() mutable {
+    Worker& here = current_worker();  // same thread as before the switch
+    here.current_fiber_ = to_ptr;
+    here.current_task_ = nullptr;
+    publish(*self, here);
+  });
+}
+
+}  // namespace schedlab

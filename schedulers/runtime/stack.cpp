@@ -1,0 +1,146 @@
+#include "stack.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace schedlab {
+namespace {
+
+// Stacks per unguarded slab: one mapping serves 64 stacks (4 MiB at the default size).
+constexpr std::size_t kSlabStacks = 64;
+// Mappings left for everything else in the process (malloc arenas, libraries, thread stacks).
+constexpr long kMapReserve = 8192;
+
+long read_long(const char* path, long fallback) {
+  std::ifstream in(path);
+  long v = fallback;
+  if (!(in >> v)) return fallback;
+  return v;
+}
+
+long count_mappings() {
+  std::ifstream in("/proc/self/maps");
+  long n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+// Guarded stacks still allowed in this process (each costs two mappings). Computed once, from the
+// kernel's limit and what the process already maps; stacks give their share back when unmapped.
+std::atomic<long>& guard_budget() {
+  static std::atomic<long> budget{[] {
+    const long limit = read_long("/proc/sys/vm/max_map_count", 65530);
+    const long left = (limit - count_mappings() - kMapReserve) / 2;
+    return left > 0 ? left : 0L;
+  }()};
+  return budget;
+}
+
+[[noreturn]] void refuse(const char* what, std::size_t bytes) {
+  throw std::runtime_error(std::string("cannot map ") + what + " of " + std::to_string(bytes) +
+                           " bytes (" + std::strerror(errno) +
+                           "): too many live tasks for this memory; use a smaller --stack-size, "
+                           "a serial --cutoff, or a LIFO scheduler");
+}
+
+}  // namespace
+
+StackAllocator::StackAllocator(StackConfig config)
+    : size_([&] {
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        return (config.size + page - 1) / page * page;
+      }()),
+      page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))),
+      guard_(config.guard) {}
+
+StackAllocator::~StackAllocator() {
+  long returned = 0;
+  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+    ::munmap(mappings_[i].first, mappings_[i].second);
+    if (mapping_guarded_[i]) ++returned;
+  }
+  guard_budget().fetch_add(returned, std::memory_order_relaxed);
+}
+
+boost::context::stack_context StackAllocator::allocate() {
+  std::lock_guard lock(mutex_);
+  if (!free_.empty()) {
+    auto s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  if (guard_ && guard_budget().fetch_sub(1, std::memory_order_relaxed) > 0) {
+    return allocate_guarded();
+  }
+  if (guard_) guard_budget().fetch_add(1, std::memory_order_relaxed);  // none was left
+  return allocate_from_slab();
+}
+
+boost::context::stack_context StackAllocator::allocate_guarded() {
+  const std::size_t bytes = size_ + page_;
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    guard_budget().fetch_add(1, std::memory_order_relaxed);
+    refuse("a fiber stack", bytes);
+  }
+  if (::mprotect(base, page_, PROT_NONE) != 0) {
+    ::munmap(base, bytes);
+    guard_budget().fetch_add(1, std::memory_order_relaxed);
+    refuse("a stack guard page", page_);
+  }
+  mappings_.emplace_back(base, bytes);
+  mapping_guarded_.push_back(true);
+  ++guarded_;
+  boost::context::stack_context s;
+  s.size = size_;
+  s.sp = static_cast<char*>(base) + bytes;  // stacks grow down from the top
+  return s;
+}
+
+boost::context::stack_context StackAllocator::allocate_from_slab() {
+  if (slab_left_ == 0) {
+    const std::size_t bytes = size_ * kSlabStacks;
+    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) refuse("a slab of fiber stacks", bytes);
+    // A transparent huge page would commit 2 MiB where a stack touches one 4 KiB page.
+    ::madvise(base, bytes, MADV_NOHUGEPAGE);
+    mappings_.emplace_back(base, bytes);
+    mapping_guarded_.push_back(false);
+    slab_next_ = static_cast<char*>(base);
+    slab_left_ = kSlabStacks;
+  }
+  boost::context::stack_context s;
+  s.size = size_;
+  s.sp = slab_next_ + size_;
+  slab_next_ += size_;
+  --slab_left_;
+  ++unguarded_;
+  return s;
+}
+
+void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {
+  std::lock_guard lock(mutex_);
+  free_.push_back(sctx);
+}
+
+std::uint64_t StackAllocator::guarded() const {
+  std::lock_guard lock(mutex_);
+  return guarded_;
+}
+
+std::uint64_t StackAllocator::unguarded() const {
+  std::lock_guard lock(mutex_);
+  return unguarded_;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,76 @@
+// stack.hpp: where fiber stacks come from.
+//
+// Stacks are mmap'ed, never malloc'ed: pages are committed only when touched, so a 64 KiB stack
+// that a task uses 2 KiB of costs one or two pages of memory. Each stack normally sits above a
+// PROT_NONE guard page, so an overflow faults (and is reported, see fiber_guard) instead of
+// silently writing over the neighbouring stack.
+//
+// Guard pages have a price the kernel enforces: a guarded stack is two memory mappings, and a
+// process may hold vm.max_map_count of them (65530 by default). Fork-join under a FIFO queue
+// keeps hundreds of thousands of suspended tasks alive (fib(30) under `central`: ~440k), each
+// holding a stack. So guard pages are handed out from a process-wide budget derived from
+// max_map_count; once it is spent, further stacks are carved unguarded from large slabs (one
+// mapping per 64 stacks) and counted, so a run can say how many of its stacks were unguarded.
+//
+// Stacks are recycled through the fiber pool (a fiber keeps its stack), so allocate() runs only
+// when a worker's pool is empty; the allocator keeps freed stacks and unmaps everything when the
+// runtime that owns it is destroyed.
+#pragma once
+
+#include <boost/context/stack_context.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace schedlab {
+
+struct StackConfig {
+  std::size_t size = 64 * 1024;  // usable bytes per stack (rounded up to whole pages)
+  bool guard = true;             // a PROT_NONE page below each stack, while the budget lasts
+};
+
+class StackAllocator {
+ public:
+  explicit StackAllocator(StackConfig config);
+  ~StackAllocator();
+  StackAllocator(const StackAllocator&) = delete;
+  StackAllocator& operator=(const StackAllocator&) = delete;
+
+  // A stack of stack_size() usable bytes. Thread-safe. Throws std::runtime_error naming the
+  // limit and the fix when the kernel refuses the memory.
+  boost::context::stack_context allocate();
+  // Returns a stack for reuse. Thread-safe.
+  void deallocate(boost::context::stack_context& sctx) noexcept;
+
+  std::size_t stack_size() const noexcept { return size_; }
+  std::uint64_t guarded() const;
+  std::uint64_t unguarded() const;
+
+ private:
+  boost::context::stack_context allocate_guarded();
+  boost::context::stack_context allocate_from_slab();
+
+  const std::size_t size_;
+  const std::size_t page_;
+  const bool guard_;
+  mutable std::mutex mutex_;
+  std::vector<boost::context::stack_context> free_;
+  std::vector<std::pair<void*, std::size_t>> mappings_;  // everything to unmap at the end
+  std::vector<bool> mapping_guarded_;
+  char* slab_next_ = nullptr;  // the unused part of the newest slab
+  std::size_t slab_left_ = 0;  // stacks left in it
+  std::uint64_t guarded_ = 0;
+  std::uint64_t unguarded_ = 0;
+};
+
+// Boost.Context keeps its stack allocator by value inside each fiber; this is the small handle
+// it keeps.
+struct StackAllocatorRef {
+  StackAllocator* allocator;
+  boost::context::stack_context allocate() { return allocator->allocate(); }
+  void deallocate(boost::context::stack_context& sctx) noexcept { allocator->deallocate(sctx); }
+};
+
+}  // namespace schedlab

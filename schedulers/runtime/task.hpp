@@ -1,0 +1,73 @@
+// task.hpp: the Task, schedlab's G.
+//
+// A Task is one spawned unit of work. Every backend runs the same Task type: the API layer
+// (api.hpp) allocates it with the user's callable and a result slot, and the scheduler decides
+// where and when `invoke` runs. The fiber runtimes (fair, central, steal-half) use the fields
+// below the "fiber runtimes" line; tbb and os-threads keep their own per-task object in
+// `backend`; serial needs none of them.
+//
+// Lifetime, without reference counting: a task spawned with spawn() is freed by its JoinHandle
+// after the join; a task spawned into a WaitGroup is freed by whoever finishes it. In both cases
+// the finisher's last touch of the task is the one that publishes "done", so the owner may free
+// it the moment it sees that.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+
+namespace schedlab {
+
+class Fiber;
+struct Task;
+
+// The shared state behind a WaitGroup: how many of its tasks are unfinished, who waits, and the
+// first exception any of them threw.
+struct GroupState {
+  // Low 31 bits: unfinished tasks. kWaiterBit: `waiter` (already suspended, its context saved)
+  // must be made runnable by the task that takes the count to zero. One word, so "last task
+  // finished" and "someone waits" are decided by one atomic operation on each side.
+  static constexpr std::uint32_t kWaiterBit = 1u << 31;
+  static constexpr std::uint32_t kCountMask = kWaiterBit - 1;
+  std::atomic<std::uint32_t> pending{0};
+  Task* waiter = nullptr;  // written before kWaiterBit is set, read after it is seen
+  void* backend = nullptr;  // tbb: a tbb::task_group; os-threads: its thread list
+
+  std::mutex error_mutex;  // exceptions are rare; a mutex keeps first_error simple
+  std::exception_ptr first_error;
+
+  void record_error(std::exception_ptr e) {
+    std::lock_guard lock(error_mutex);
+    if (!first_error) first_error = std::move(e);
+  }
+};
+
+struct Task {
+  // Runs the body; stores its result or exception in the task (or, for a group task, the
+  // exception in the group). Never throws.
+  void (*invoke)(Task&) noexcept = nullptr;
+  // Destroys and frees the task.
+  void (*destroy)(Task&) noexcept = nullptr;
+  // Non-null: spawned into this WaitGroup; nobody holds a handle, the finisher frees it.
+  GroupState* group = nullptr;
+
+  // ---- fiber runtimes -------------------------------------------------------------------
+  // Sentinel stored in `completion` once the task has finished.
+  static inline Task* const kDone = reinterpret_cast<Task*>(std::uintptr_t{1});
+
+  Task* next = nullptr;      // intrusive link for the mutex-protected queues (TaskList)
+  Fiber* fiber = nullptr;    // the fiber it is suspended on; null until its first suspension
+  // nullptr: running or queued; kDone: finished; otherwise the task suspended in join() on it.
+  // A waiter stores itself here only once its fiber is saved (from the switch callback), so
+  // the finisher that sees it may queue it at once; if the finisher came first, the waiter's
+  // exchange fails and it queues itself.
+  std::atomic<Task*> completion{nullptr};
+  std::uint32_t spawned_on = 0;  // processor of the spawner (migration counting)
+  std::uint32_t affinity = 0;    // policy-owned: fair binds the task to this processor
+
+  // ---- other backends ---------------------------------------------------------------------
+  void* backend = nullptr;
+};
+
+}  // namespace schedlab

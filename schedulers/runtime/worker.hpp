@@ -1,0 +1,95 @@
+// worker.hpp: a Worker is an OS thread that runs tasks, Go's M.
+//
+// A worker runs the schedule loop on a fiber from its pool. A task it picks up runs directly on
+// that fiber; if the task suspends (a join on an unfinished child), the task keeps the fiber and
+// the worker continues its loop on another pooled fiber. A fiber is therefore created only when
+// a task suspends and the pool is empty, and a task that never waits costs no stack switch at
+// all (google/marl uses the same scheme).
+//
+// Fibers migrate: a task suspended on worker A may be resumed by worker B. Code that runs on a
+// fiber must re-read current_worker() after every switch point (suspend, blocking_end) and
+// never keep a Worker& or a thread_local address across one: glibc declares pthread_self()
+// const, so the compiler may otherwise reuse the old thread's value (PLATFORM-NOTES.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "fiber.hpp"
+#include "parker.hpp"
+#include "stats.hpp"
+#include "task.hpp"
+
+namespace schedlab {
+
+class FiberRuntime;
+
+class alignas(64) Worker {
+ public:
+  static constexpr std::uint32_t kNoProc = UINT32_MAX;
+
+  Worker(FiberRuntime& runtime, LiveTaskGauge& live, unsigned index)
+      : index_(index), runtime_(&runtime), live_gauge_(&live) {}
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  unsigned index() const noexcept { return index_; }
+  pid_t tid() const noexcept { return tid_.load(std::memory_order_acquire); }
+
+  // The processor (Go's P) this worker holds, kNoProc if none. Written by the policy, by this
+  // worker's thread; fair and central hold processor index() for life.
+  std::uint32_t proc = kNoProc;
+  // Per-worker state owned by the policy (steal-half's spinning flag and hand-over slot).
+  void* policy_state = nullptr;
+
+  Parker parker;
+  WorkerStats stats;
+  std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
+
+  // Idle accounting around a sleep: parks, idle_ns, and the start of the current sleep so a
+  // counter snapshot taken while the worker sleeps includes it.
+  void idle_begin() noexcept {
+    live_gauge_->flush(live_batch);
+    stats.add(Counter::parks);
+    idle_since_.store(now_ns(), std::memory_order_relaxed);
+  }
+  void idle_end() noexcept {
+    const std::uint64_t since = idle_since_.exchange(0, std::memory_order_relaxed);
+    if (since != 0) stats.add(Counter::idle_ns, now_ns() - since);
+  }
+  std::uint64_t idle_now_ns(std::uint64_t now) const noexcept {
+    const std::uint64_t since = idle_since_.load(std::memory_order_relaxed);
+    return since != 0 && now > since ? now - since : 0;
+  }
+  // Parks this worker's thread until unparked, with idle accounting. Only by this worker.
+  void park() noexcept {
+    idle_begin();
+    parker.park();
+    idle_end();
+  }
+
+ private:
+  friend class FiberRuntime;
+
+  const unsigned index_;
+  FiberRuntime* runtime_ = nullptr;
+  LiveTaskGauge* live_gauge_ = nullptr;
+  std::atomic<pid_t> tid_{0};
+  std::atomic<std::uint64_t> idle_since_{0};
+  std::thread thread_;
+  Fiber* native_ = nullptr;         // the thread's own stack
+  Fiber* current_fiber_ = nullptr;  // the fiber running on this worker now
+  Task* current_task_ = nullptr;    // the task running on it, nullptr in the loop
+  std::vector<Fiber*> idle_fibers_;  // this worker's fiber (and stack) pool
+};
+
+// The worker whose thread runs the caller, or nullptr outside the runtime's threads. Not inlined
+// and fenced, so its value is never carried across a fiber switch by the optimiser.
+Worker* current_worker_or_null() noexcept;
+inline Worker& current_worker() noexcept { return *current_worker_or_null(); }
+
+}  // namespace schedlab

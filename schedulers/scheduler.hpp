@@ -1,0 +1,71 @@
+// scheduler.hpp: what the harness sees of a scheduler, and what the task API calls.
+//
+// A Scheduler owns its worker threads for its whole life; the harness constructs one per
+// (scheduler, configuration, thread count) and calls run() once per repetition. Each backend
+// (fiber runtimes, tbb, serial, os-threads) implements the executor half: spawn, join, wait and
+// the blocking-call bracket. Workloads never see this class; they use api.hpp.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "counters.hpp"
+#include "runtime/task.hpp"
+
+namespace schedlab {
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  Scheduler() = default;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Runs `root` as a task and returns when it has finished. Because joins are structured
+  // (handles and wait groups join what they spawned), that is also when every task it spawned
+  // has finished. Rethrows root's exception. Throws std::logic_error if another run is active
+  // in this process, and std::runtime_error if a task's exception was never observed.
+  void run(const std::function<void()>& root);
+
+  // Cumulative counters since construction (subtract two snapshots for one run).
+  virtual CounterSet counters() const = 0;
+  // Kernel thread ids of the worker threads, for per-thread hardware counters. Empty when the
+  // backend's threads are not long-lived (os-threads).
+  virtual std::vector<pid_t> worker_tids() const = 0;
+  // Worker threads this scheduler runs tasks on (the --threads it was built with).
+  virtual unsigned threads() const = 0;
+
+  // ---- executor: called by api.hpp, during run(), from inside a task -----------------------
+  // Makes `t` runnable. If t.group is set, the group's pending count already includes it.
+  virtual void spawn(Task& t) = 0;
+  // Returns once `t` has finished (suspending the calling task if needed).
+  virtual void join(Task& t) = 0;
+  // Returns once every task of `g` has finished.
+  virtual void wait(GroupState& g) = 0;
+  // Bracket a call that may block the thread in the kernel (file I/O). The default keeps the
+  // worker blocked with its processor, which is the honest behaviour of a design without
+  // hand-off.
+  virtual void blocking_begin() {}
+  virtual void blocking_end() {}
+
+ protected:
+  // Backend part of run(): run root to completion on this scheduler's threads.
+  virtual void run_root(const std::function<void()>& root) = 0;
+};
+
+namespace detail {
+// The scheduler whose run() is active, or nullptr. One run at a time per process: the API's
+// free functions (spawn, WaitGroup, blocking) route through it.
+Scheduler* active_scheduler() noexcept;
+// A task failed and nobody joined or waited for it: run() reports it instead of losing it.
+void note_unobserved_exception() noexcept;
+// Memory for task objects (see task_memory.cpp).
+void* allocate_task_memory(std::size_t size);
+void free_task_memory(void* p) noexcept;
+}  // namespace detail
+
+}  // namespace schedlab

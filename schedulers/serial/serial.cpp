@@ -1,0 +1,92 @@
+// serial: the sequential elision, T_S in work-stealing terms.
+//
+// spawn(f) calls f at once on the caller's stack and stores its result; join() and wait() have
+// nothing left to wait for. Every workload runs exactly the same code as under the parallel
+// schedulers, minus the scheduling, so `serial` time / `X` time at one thread is X's work
+// overhead, and `serial` time / `X` time at p threads is X's speedup over the best sequential
+// execution of the same program.
+//
+// Runs on the harness thread. Counters are exact and trivially measured: it never steals,
+// migrates, parks or switches stacks; peak_live_tasks is the deepest nesting of running tasks.
+#include "serial.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "../runtime/stats.hpp"
+
+namespace schedlab {
+namespace {
+
+class SerialScheduler final : public Scheduler {
+ public:
+  unsigned threads() const override { return 1; }
+  std::vector<pid_t> worker_tids() const override {
+    const pid_t tid = tid_.load(std::memory_order_relaxed);
+    if (tid == 0) return {};
+    return {tid};
+  }
+
+  CounterSet counters() const override {
+    CounterSet c;
+    for (std::size_t k = 0; k < kCounterCount; ++k) c.value[k] = stats_.get(static_cast<Counter>(k));
+    c.measured.set();
+    c[Counter::peak_live_tasks] = peak_.load(std::memory_order_relaxed);
+    c[Counter::threads_created] = 0;
+    c[Counter::stacks_allocated] = 0;
+    return c;
+  }
+
+  void spawn(Task& t) override {
+    stats_.add(Counter::tasks_spawned);
+    execute(t);
+  }
+  void join(Task&) override {}
+  void wait(GroupState& g) override { g.pending.store(0, std::memory_order_relaxed); }
+
+ protected:
+  void run_root(const std::function<void()>& root) override {
+    tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);
+    peak_.store(0, std::memory_order_relaxed);
+    stats_.add(Counter::tasks_spawned);
+    enter();
+    struct Leave {
+      SerialScheduler& s;
+      ~Leave() {
+        s.stats_.add(Counter::tasks_executed);
+        --s.live_;
+      }
+    } leave{*this};
+    root();
+  }
+
+ private:
+  void enter() {
+    if (++live_ > peak_.load(std::memory_order_relaxed)) peak_.store(live_, std::memory_order_relaxed);
+  }
+  void execute(Task& t) {
+    enter();
+    t.invoke(t);
+    --live_;
+    stats_.add(Counter::tasks_executed);
+    if (GroupState* g = t.group) {
+      t.destroy(t);
+      g->pending.fetch_sub(1, std::memory_order_relaxed);
+    } else {
+      t.completion.store(Task::kDone, std::memory_order_relaxed);
+    }
+  }
+
+  WorkerStats stats_;
+  std::uint64_t live_ = 0;
+  std::atomic<std::uint64_t> peak_{0};
+  std::atomic<pid_t> tid_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_serial() { return std::make_unique<SerialScheduler>(); }
+
+}  // namespace schedlab

@@ -1,0 +1,602 @@
+// steal-half: Go's work-stealing scheduler (runtime/proc.go) on schedlab's fiber runtime.
+//
+// Terms are Go's. G: a task. M: a worker thread (Worker). P: a processor, the right to run tasks
+// plus a local run queue; there are exactly --threads of them (GOMAXPROCS) and an M runs tasks
+// only while it holds one. Ms are worker threads; there may be more Ms than Ps (threads parked,
+// or blocked in a system call), never more running tasks than Ps.
+//
+// Where a runnable task goes
+//
+//   spawn, or a join completing, on an M holding P ──► P.runnext (one slot, owner only)
+//                                  the task it displaces ──► P's local queue, at the tail
+//                                                          │ full (256)
+//                                                          ▼
+//                             older half + displaced task ──► global queue (runqputslow)
+//   the root (from outside), a task back from a system call with no P ──► global queue
+//
+// Where an M holding P looks for its next task (schedule + findRunnable)
+//
+//   1. every 61st schedule tick: the global queue first. Without it two tasks that keep
+//      respawning each other would own the local queue and starve the global queue forever.
+//   2. P's runnext slot, then its local queue at the tail (owner LIFO, the seeds' rule;
+//      --local-order=fifo is Go's).
+//   3. the global queue: a batch of size/GOMAXPROCS + 1, capped at half a local queue, so
+//      work spreads over the Ps instead of one P draining it.
+//   4. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
+//      taking half (rounded up) of the first non-empty victim's queue. Half, because after one
+//      steal thief and victim hold about the same, so neither needs to steal again soon.
+//   5. nothing anywhere: give P back to the idle list, recheck, park the M.
+//
+// Spinning: why idle threads neither burn the CPU nor miss work
+//
+//   A spinning M holds a P and no task, and looks for work to steal.
+//   - At most half of the busy Ps may have a spinner (2*nmspinning < GOMAXPROCS - npidle), so
+//     idle Ms do not all hammer the busy Ps' queues at once.
+//   - A new runnable task wakes a parked M only if a P is idle and nobody spins (wakep): a
+//     spinner would find the task anyway, and waking a thread costs a futex call.
+//   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
+//     (resetspinning), so a burst of new work is spread one thread at a time.
+//   - A spinner that gives up decrements nmspinning first and then looks at every queue again:
+//     a submitter that saw it spinning woke nobody. The decrement (seq_cst RMW) and the
+//     submitter's push-then-load (LocalRunQueue::push is seq_cst) form a store-load pair, so at
+//     least one side sees the other.
+//
+// Blocking calls: the hand-off (entersyscallblock, handoffp, exitsyscall)
+//
+//   blocking(f) on M1 holding P:  M1 releases P ──► P has work? start an M (idle or new, up
+//                                                   to --max-threads) on P
+//                                                ──► no work: P goes to the idle list
+//   f returns on M1:  take the old P back if it is idle, else any idle P;
+//                     else put the task on the global queue and park M1 (a spare M now).
+//
+//   Go decides lazily: entersyscall keeps the P, and sysmon retakes it when the call has lasted
+//   20 µs or more. We hand off at once, as Go's entersyscallblock does for calls known to block:
+//   schedlab::blocking marks exactly such calls, and there is no asynchronous preemption to
+//   justify a monitor thread. Cost: one hand-over per call even when the call would have been
+//   fast; gain: a P never sits idle for 20 µs behind a blocked thread.
+//
+// Deviations from Go, each for a stated reason
+//   - The local queue is one 64-bit word for head, tail and a version (run_queue.hpp), because
+//     the owner pops at the tail while thieves take batches at the head.
+//   - An M that gives up its P lists itself idle in the same critical section. Go lists it
+//     later (stopm), and a wakep in between finds an idle P but no idle M and creates a thread;
+//     we create threads only when every existing one is busy or blocked.
+//   - runnext cannot be stolen. Go lets a thief take it in its last pass, after sleeping 3 µs
+//     so the owner (likely about to run it) gets there first; that costs the owner an atomic
+//     exchange on every pop of runnext. Ours is a plain pointer: the newest task of each P is
+//     hidden from thieves, every older one is not. --runnext=off gives the plain queue.
+//   - No network poller, no timers, no GC, no preemption: schedlab has none of them. Without
+//     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
+//     running before the older tasks of the same P; thieves, and the global check for the
+//     global queue, are what get the rest run.
+#include "steal_half.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include "../runtime/task_list.hpp"
+
+namespace schedlab {
+namespace {
+
+constexpr int kStealPasses = 4;  // Go: stealTries = 4
+
+struct alignas(64) Processor {
+  Processor(std::uint32_t id_, std::uint32_t capacity)
+      : id(id_), runq(capacity), overflow(capacity / 2), rng(0x9E3779B97F4A7C15ull * (id_ + 1)) {}
+
+  const std::uint32_t id;
+  LocalRunQueue runq;
+  // Go's runnext: the newest runnable task, in front of runq. Only the owner touches it, so
+  // pushing and popping it needs no atomic instruction; the price is that thieves cannot take
+  // it (Go lets them, after a grace period; we do not, see the design notes above).
+  Task* runnext = nullptr;
+  std::uint32_t schedtick = 0;    // tasks started on this P; owner only
+  std::uint32_t until_global_check = 0;  // ticks left before the next global-first look; owner only
+  std::atomic<bool> idle{false};  // on the idle list; thieves skip idle Ps without the lock
+  Processor* idle_next = nullptr;  // idle list link; guarded by the sched lock
+  std::vector<Task*> overflow;     // scratch for runqputslow; owner only
+  std::uint64_t rng;               // victim order; owner only
+
+  // xorshift64: victim order needs speed, not quality (Go uses its fastrand for the same).
+  std::uint32_t random() noexcept {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return static_cast<std::uint32_t>(rng >> 32);
+  }
+};
+
+// The fields of Go's m that this policy needs, one per worker thread.
+struct MState {
+  Processor* p = nullptr;          // the P held; read and written by this M only
+  bool spinning = false;           // this M only
+  std::uint64_t spin_start = 0;    // this M only
+  Processor* syscall_p = nullptr;  // the P given up for a blocking call (Go's m.oldp)
+  Processor* next_p = nullptr;     // a P handed over by startm; guarded by the sched lock
+  bool next_spinning = false;      // guarded by the sched lock
+  bool listed_idle = false;        // on the idle M list; guarded by the sched lock
+};
+
+class StealHalfPolicy final : public Policy {
+ public:
+  StealHalfPolicy(unsigned processors, StealHalfConfig config)
+      : config_(config), nprocs_(processors) {
+    for (std::uint32_t i = 0; i < nprocs_; ++i) {
+      procs_.push_back(std::make_unique<Processor>(i, config_.capacity));
+    }
+    // Victim orders walk the Ps with a stride coprime to their number, so that every start
+    // and stride visits each P once (Go's randomOrder).
+    for (std::uint32_t i = 1; i <= nprocs_; ++i) {
+      if (std::gcd(i, nprocs_) == 1) coprimes_.push_back(i);
+    }
+    std::lock_guard lock(sched_mutex_);
+    for (std::uint32_t i = nprocs_; i-- > 0;) pidleput_locked(*procs_[i]);
+  }
+
+  void attach(FiberRuntime& runtime) override {
+    Policy::attach(runtime);
+    mstates_ = std::make_unique<MState[]>(runtime.config().max_threads);
+  }
+
+  // Every M starts with no P, listed idle: the first runnable task hands it one.
+  void on_worker_added(Worker& w) override {
+    w.policy_state = &mstates_[w.index()];
+    w.proc = Worker::kNoProc;
+    std::lock_guard lock(sched_mutex_);
+    mput_locked(w);
+  }
+
+  void submit_new(Task& t, Worker* from) override { submit(t, from); }
+  void submit_ready(Task& t, Worker* from) override { submit(t, from); }
+
+  // Executed by w's thread only. Go's schedule(): find a task, stop spinning if we were. The
+  // common case (a task in runnext or the local queue, no global check due) stays in this
+  // small function; everything else is in find_runnable.
+  Task* next(Worker& w) override {
+    MState& ms = state(w);
+    Processor* p = ms.p;
+    if (p != nullptr && !ms.spinning && p->until_global_check != 0) [[likely]] {
+      Task* t = p->runnext;
+      if (t != nullptr) {
+        p->runnext = nullptr;
+      } else {
+        t = p->runq.pop(config_.order);
+      }
+      if (t != nullptr) [[likely]] {
+        w.stats.add(Counter::local_pops);
+        ++p->schedtick;
+        --p->until_global_check;
+        return t;
+      }
+    }
+    return next_slow(w);
+  }
+
+  [[gnu::noinline]] Task* next_slow(Worker& w) {
+    MState& ms = state(w);
+    for (;;) {
+      if (ms.p == nullptr && !stopm(w)) return nullptr;
+      Task* t = find_runnable(w);
+      if (t == nullptr) continue;  // P given up; park on the next iteration
+      if (ms.spinning) reset_spinning(w);
+      ++ms.p->schedtick;
+      --ms.p->until_global_check;
+      return t;
+    }
+  }
+
+  void shutdown() override {
+    stopping_.store(true, std::memory_order_seq_cst);
+    std::lock_guard lock(sched_mutex_);
+    for (Worker* m : idle_ms_) m->parker.unpark();
+  }
+
+  void blocking_begin(Worker& w) override {
+    if (!config_.handoff) return;
+    MState& ms = state(w);
+    Processor* p = ms.p;
+    ms.syscall_p = p;
+    ms.p = nullptr;
+    w.proc = Worker::kNoProc;
+    handoff(*p, w);
+  }
+
+  void blocking_end(Worker& w) override {
+    if (!config_.handoff) return;
+    MState& ms = state(w);
+    Processor* old = std::exchange(ms.syscall_p, nullptr);
+    Processor* p = nullptr;
+    {
+      std::lock_guard lock(sched_mutex_);
+      if (old->idle.load(std::memory_order_relaxed)) {
+        pidle_remove_locked(*old);
+        p = old;
+      } else {
+        p = pidleget_locked();
+      }
+    }
+    if (p != nullptr) {
+      acquire(w, *p);
+      return;
+    }
+    // No P free: this task waits in the global queue and this thread becomes a spare M.
+    runtime_->suspend_current([this](Task& t, Worker& here) {
+      push_global(t, &here);
+      wake_if_needed(&here);
+    });
+  }
+
+  void add_counters(CounterSet& c) const override {
+    c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  MState& state(Worker& w) { return *static_cast<MState*>(w.policy_state); }
+
+  void acquire(Worker& w, Processor& p) {
+    state(w).p = &p;
+    w.proc = p.id;
+  }
+
+  // ---- where a task goes ----------------------------------------------------------------
+
+  void submit(Task& t, Worker* from) {
+    Processor* p = from != nullptr ? state(*from).p : nullptr;
+    if (p != nullptr) {
+      // Work only this P can run (its runnext) is no reason to wake anybody.
+      if (!push_local(*from, *p, t)) return;
+    } else {
+      push_global(t, from);
+    }
+    wake_if_needed(from);
+  }
+
+  // Executed by the M holding p. Go's runqput: the new task takes runnext and the one it
+  // displaces goes to runq. Returns whether a thief can now see more work.
+  bool push_local(Worker& w, Processor& p, Task& t) {
+    w.stats.add(Counter::local_pushes);
+    Task* queued = &t;
+    if (config_.runnext) {
+      queued = std::exchange(p.runnext, &t);
+      if (queued == nullptr) return false;
+    }
+    push_runq(w, p, *queued);
+    return true;
+  }
+
+  // Go's runqput tail + runqputslow: full runq moves its older half, plus t, to the global queue.
+  void push_runq(Worker& w, Processor& p, Task& t) {
+    if (!p.runq.push(t)) [[unlikely]] overflow(w, p, t);
+  }
+
+  [[gnu::noinline]] void overflow(Worker& w, Processor& p, Task& t) {
+    for (;;) {
+      if (p.runq.push(t)) return;
+      const std::uint32_t n = p.runq.take_older_half(p.overflow.data());
+      if (n == 0) continue;  // a thief made room
+      for (std::uint32_t i = 0; i + 1 < n; ++i) p.overflow[i]->next = p.overflow[i + 1];
+      p.overflow[n - 1]->next = &t;
+      {
+        std::lock_guard lock(sched_mutex_);
+        global_.push_back_chain(*p.overflow[0], t, n + 1);
+        global_size_.fetch_add(n + 1, std::memory_order_seq_cst);
+      }
+      w.stats.add(Counter::overflows);
+      w.stats.add(Counter::global_pushes, n + 1);
+      return;
+    }
+  }
+
+  void push_global(Task& t, Worker* from) {
+    {
+      std::lock_guard lock(sched_mutex_);
+      global_.push_back(t);
+      global_size_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    if (from != nullptr) {
+      from->stats.add(Counter::global_pushes);
+    } else {
+      external_pushes_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // Go's condition in newproc and ready: wake someone only if a P is idle and nobody spins.
+  void wake_if_needed(Worker* from) {
+    if (npidle_.load(std::memory_order_seq_cst) != 0 &&
+        nmspinning_.load(std::memory_order_seq_cst) == 0) [[unlikely]] {
+      wakep(from);
+    }
+  }
+
+  // Start one spinning M on an idle P, unless someone else is already spinning.
+  [[gnu::noinline]] void wakep(Worker* from) {
+    std::uint32_t zero = 0;
+    if (!nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) return;
+    Processor* p;
+    {
+      std::lock_guard lock(sched_mutex_);
+      p = pidleget_locked();
+    }
+    if (p == nullptr) {
+      nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+      return;
+    }
+    startm(*p, /*spinning=*/true, from);
+  }
+
+  // Hands p to an idle M (or a new one) and wakes it. Go's startm.
+  void startm(Processor& p, bool spinning, Worker* from) {
+    for (;;) {
+      Worker* m = nullptr;
+      {
+        std::lock_guard lock(sched_mutex_);
+        m = mget_locked();
+        if (m != nullptr) {
+          MState& ms = state(*m);
+          ms.next_p = &p;
+          ms.next_spinning = spinning;
+        }
+      }
+      if (m != nullptr) {
+        runtime_->note_unpark(from);
+        m->parker.unpark();
+        return;
+      }
+      // Every M is busy or blocked in a call: start one more. It lists itself idle, and the
+      // next iteration hands it p (or another idle M turns up first).
+      if (runtime_->add_worker() == nullptr) {
+        // At --max-threads. p's work stays queued for a busy P, or for a thread coming back
+        // from its call, which takes an idle P first.
+        std::lock_guard lock(sched_mutex_);
+        pidleput_locked(p);
+        if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+        return;
+      }
+    }
+  }
+
+  // Go's handoffp: p was released by an M entering a blocking call.
+  void handoff(Processor& p, Worker& from) {
+    if (p.runnext != nullptr || !p.runq.empty() ||
+        global_size_.load(std::memory_order_seq_cst) != 0) {
+      from.stats.add(Counter::handoffs);
+      startm(p, /*spinning=*/false, &from);
+      return;
+    }
+    // No work for p itself; if nobody is looking for work anywhere, let p's new M look.
+    std::uint32_t zero = 0;
+    if (npidle_.load(std::memory_order_seq_cst) == 0 &&
+        nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
+      from.stats.add(Counter::handoffs);
+      startm(p, /*spinning=*/true, &from);
+      return;
+    }
+    std::lock_guard lock(sched_mutex_);
+    pidleput_locked(p);
+  }
+
+  // ---- where an M looks ------------------------------------------------------------------
+
+  // Executed by w, holding a P. Returns a task, or nullptr after giving the P up (w is then
+  // listed idle and the caller parks it).
+  Task* find_runnable(Worker& w) {
+    MState& ms = state(w);
+  top:
+    Processor& p = *ms.p;
+    // schedtick % global_check == 0, as a countdown (a division costs more than the rest of
+    // this function's fast path).
+    if (config_.global_check != 0 && p.until_global_check == 0) {
+      p.until_global_check = config_.global_check;
+      if (global_size_.load(std::memory_order_relaxed) != 0) {
+        std::lock_guard lock(sched_mutex_);
+        if (Task* t = global_get_locked(w, p, 1)) return t;
+      }
+    }
+    if (Task* t = p.runnext) {
+      p.runnext = nullptr;
+      w.stats.add(Counter::local_pops);
+      return t;
+    }
+    if (Task* t = p.runq.pop(config_.order)) {
+      w.stats.add(Counter::local_pops);
+      return t;
+    }
+    if (global_size_.load(std::memory_order_relaxed) != 0) {
+      std::lock_guard lock(sched_mutex_);
+      if (Task* t = global_get_locked(w, p, 0)) return t;
+    }
+    const std::uint32_t busy = nprocs_ - npidle_.load(std::memory_order_seq_cst);
+    if (ms.spinning || 2 * nmspinning_.load(std::memory_order_seq_cst) < busy) {
+      if (!ms.spinning) {
+        ms.spinning = true;
+        ms.spin_start = now_ns();
+        nmspinning_.fetch_add(1, std::memory_order_seq_cst);
+      }
+      if (Task* t = steal_work(w, p)) return t;
+    }
+    // Nothing anywhere: give up the P.
+    {
+      std::lock_guard lock(sched_mutex_);
+      if (Task* t = global_get_locked(w, p, 0)) return t;
+      pidleput_locked(p);
+      ms.p = nullptr;
+      w.proc = Worker::kNoProc;
+      mput_locked(w);
+    }
+    if (!ms.spinning) return nullptr;
+    stop_spinning(w);
+    // The delicate part: a submitter that saw us spinning woke nobody. Now that nmspinning no
+    // longer counts us, look again; if there is work, take an idle P back and spin again.
+    if (!work_visible()) return nullptr;
+    {
+      std::lock_guard lock(sched_mutex_);
+      if (!ms.listed_idle || idle_procs_ == nullptr) return nullptr;  // someone else will
+      m_unlist_locked(w);
+      acquire(w, *pidleget_locked());
+    }
+    ms.spinning = true;
+    ms.spin_start = now_ns();
+    nmspinning_.fetch_add(1, std::memory_order_seq_cst);
+    goto top;
+  }
+
+  bool work_visible() const {
+    if (global_size_.load(std::memory_order_seq_cst) != 0) return true;
+    for (const auto& q : procs_) {
+      if (!q->idle.load(std::memory_order_relaxed) && !q->runq.empty()) return true;
+    }
+    return false;
+  }
+
+  // Executed by w holding p, with p's queue empty. Go's stealWork.
+  Task* steal_work(Worker& w, Processor& p) {
+    for (int pass = 0; pass < kStealPasses; ++pass) {
+      const std::uint32_t r = p.random();
+      std::uint32_t pos = r % nprocs_;
+      const std::uint32_t stride = coprimes_[(r / nprocs_) % coprimes_.size()];
+      for (std::uint32_t i = 0; i < nprocs_; ++i, pos = (pos + stride) % nprocs_) {
+        Processor& victim = *procs_[pos];
+        if (&victim == &p || victim.idle.load(std::memory_order_relaxed)) continue;
+        w.stats.add(Counter::steal_attempts);
+        std::uint32_t moved = 0;
+        if (Task* t = p.runq.steal_from(victim.runq, config_.steal, &moved)) {
+          w.stats.add(Counter::steals);
+          w.stats.add(Counter::tasks_stolen, moved);
+          return t;
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  // Go's globrunqget: take a batch, run the first, queue the rest locally. Sched lock held.
+  Task* global_get_locked(Worker& w, Processor& p, std::uint32_t max) {
+    const std::uint32_t size = static_cast<std::uint32_t>(global_.size());
+    if (size == 0) return nullptr;
+    std::uint32_t n = size / nprocs_ + 1;
+    if (n > size) n = size;
+    if (max > 0 && n > max) n = max;
+    if (n > p.runq.capacity() / 2) n = p.runq.capacity() / 2;
+    global_size_.fetch_sub(n, std::memory_order_seq_cst);
+    Task* first = global_.pop_front();
+    for (std::uint32_t i = 1; i < n; ++i) {
+      // p's queue is empty on every path that asks for more than one (steps 3 and 5).
+      p.runq.push(*global_.pop_front());
+    }
+    w.stats.add(Counter::global_pops, n);
+    return first;
+  }
+
+  void reset_spinning(Worker& w) {
+    stop_spinning(w);
+    // The last spinner to find work wakes another: there may be more where this came from.
+    if (nmspinning_.load(std::memory_order_seq_cst) == 0 &&
+        npidle_.load(std::memory_order_seq_cst) != 0) {
+      wakep(&w);
+    }
+  }
+
+  void stop_spinning(Worker& w) {
+    MState& ms = state(w);
+    ms.spinning = false;
+    nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+    w.stats.add(Counter::spinning_ns, now_ns() - ms.spin_start);
+  }
+
+  // Parks w (which holds no P) until startm hands it one. false: shutting down.
+  bool stopm(Worker& w) {
+    MState& ms = state(w);
+    for (;;) {
+      {
+        std::lock_guard lock(sched_mutex_);
+        if (ms.next_p != nullptr) {
+          acquire(w, *std::exchange(ms.next_p, nullptr));
+          ms.spinning = ms.next_spinning;
+          if (ms.spinning) ms.spin_start = now_ns();
+          return true;
+        }
+        if (stopping_.load(std::memory_order_seq_cst)) return false;
+        if (!ms.listed_idle) mput_locked(w);
+      }
+      w.park();
+    }
+  }
+
+  // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
+
+  void pidleput_locked(Processor& p) {
+    p.idle_next = idle_procs_;
+    idle_procs_ = &p;
+    p.idle.store(true, std::memory_order_relaxed);
+    npidle_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  Processor* pidleget_locked() {
+    Processor* p = idle_procs_;
+    if (p == nullptr) return nullptr;
+    idle_procs_ = p->idle_next;
+    p->idle.store(false, std::memory_order_relaxed);
+    npidle_.fetch_sub(1, std::memory_order_seq_cst);
+    return p;
+  }
+  void pidle_remove_locked(Processor& p) {
+    for (Processor** link = &idle_procs_; *link != nullptr; link = &(*link)->idle_next) {
+      if (*link == &p) {
+        *link = p.idle_next;
+        p.idle.store(false, std::memory_order_relaxed);
+        npidle_.fetch_sub(1, std::memory_order_seq_cst);
+        return;
+      }
+    }
+  }
+  void mput_locked(Worker& w) {
+    idle_ms_.push_back(&w);
+    state(w).listed_idle = true;
+  }
+  Worker* mget_locked() {
+    if (idle_ms_.empty()) return nullptr;
+    Worker* m = idle_ms_.back();
+    idle_ms_.pop_back();
+    state(*m).listed_idle = false;
+    return m;
+  }
+  void m_unlist_locked(Worker& w) {
+    for (auto it = idle_ms_.begin(); it != idle_ms_.end(); ++it) {
+      if (*it == &w) {
+        idle_ms_.erase(it);
+        state(w).listed_idle = false;
+        return;
+      }
+    }
+  }
+
+  const StealHalfConfig config_;
+  const std::uint32_t nprocs_;
+  std::vector<std::unique_ptr<Processor>> procs_;
+  std::vector<std::uint32_t> coprimes_;
+  std::unique_ptr<MState[]> mstates_;
+
+  std::mutex sched_mutex_;  // Go's sched.lock: the global queue and both idle lists
+  TaskList global_;         // guarded by sched_mutex_
+  Processor* idle_procs_ = nullptr;  // guarded by sched_mutex_
+  std::vector<Worker*> idle_ms_;     // guarded by sched_mutex_
+  // Mirrors read without the lock (Go reads sched.runqsize, npidle, nmspinning the same way).
+  std::atomic<std::uint32_t> global_size_{0};
+  std::atomic<std::uint32_t> npidle_{0};
+  std::atomic<std::uint32_t> nmspinning_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> external_pushes_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
+                                           const StealHalfConfig& config) {
+  return std::make_unique<FiberRuntime>(
+      std::make_unique<StealHalfPolicy>(runtime.threads, config), runtime);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,242 @@
+// tbb: the oneTBB baseline.
+//
+// oneTBB is a mature work-stealing runtime (per-thread task pools, random stealing, the calling
+// thread helps while it waits), so it is the yardstick for steal-half's per-task cost. The task
+// API maps onto it the way idiomatic TBB code is written, so the baseline is not handicapped:
+//   spawn(f)    run(f) on the spawning task's own tbb::task_group, which lives on that task's
+//               stack frame and is created at its first spawn (one group per parent, as in
+//               `task_group g; g.run(...); ...; g.wait();`);
+//   join(h)     if h's task has not finished: wait() on that group, during which the joining
+//               thread runs other tasks (TBB's blocking-style wait: no stack switch, the waiter's
+//               stack grows instead). It also waits for siblings spawned before h, as g.wait()
+//               does; with schedlab's structured API a sibling never waits for its parent, so
+//               this only ever waits longer, never forever. A handle must be joined by the task
+//               that spawned it (TBB waits on a group from its owner);
+//   WaitGroup   one tbb::task_group; go() is run(), wait() is wait();
+//   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
+// The arena has exactly --threads slots, the harness thread taking one of them, so TBB runs on
+// the same number of threads as every other scheduler.
+//
+// What we can count: tasks spawned and executed, and migrations (a task run by an arena slot
+// other than its spawner's). TBB does not expose its steals, queue traffic or parking, so those
+// counters are reported as not measured.
+#include "tbb.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <set>
+#include <vector>
+
+#include "../runtime/stats.hpp"
+
+namespace schedlab {
+namespace {
+
+// oneTBB caps every arena with one process-wide max_allowed_parallelism, and when several
+// global_control objects exist the smallest wins. So the limit is owned here, once, and kept at
+// the largest arena alive: several TbbSchedulers with different thread counts can coexist (the
+// harness interleaves repetitions across schedulers).
+class ParallelismLimit {
+ public:
+  static void add(unsigned threads) { instance().change(threads, +1); }
+  static void remove(unsigned threads) { instance().change(threads, -1); }
+
+ private:
+  static ParallelismLimit& instance() {
+    static ParallelismLimit limit;
+    return limit;
+  }
+  void change(unsigned threads, int delta) {
+    std::lock_guard lock(mutex_);
+    if (delta > 0) {
+      live_.insert(threads);
+    } else {
+      live_.erase(live_.find(threads));
+    }
+    const unsigned want = live_.empty() ? 0 : *live_.rbegin();
+    if (want == current_) return;
+    control_.reset();
+    if (want != 0) {
+      control_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, want);
+    }
+    current_ = want;
+  }
+
+  std::mutex mutex_;
+  std::multiset<unsigned> live_;
+  unsigned current_ = 0;
+  std::unique_ptr<tbb::global_control> control_;
+};
+
+class TbbScheduler final : public Scheduler {
+ public:
+  explicit TbbScheduler(unsigned threads)
+      : threads_(threads),
+        limit_(threads),
+        arena_(static_cast<int>(threads)),
+        slots_(threads),
+        observer_(*this) {
+    arena_.initialize();
+    observer_.observe(true);
+  }
+  ~TbbScheduler() override { observer_.observe(false); }
+
+  unsigned threads() const override { return threads_; }
+
+  std::vector<pid_t> worker_tids() const override {
+    std::lock_guard lock(tids_mutex_);
+    return {tids_.begin(), tids_.end()};
+  }
+
+  CounterSet counters() const override {
+    CounterSet c;
+    for (const WorkerStats& s : slots_) {
+      for (Counter k : {Counter::tasks_spawned, Counter::tasks_executed, Counter::migrations}) {
+        c[k] += s.get(k);
+      }
+    }
+    c.set(Counter::tasks_spawned, c[Counter::tasks_spawned]);
+    c.set(Counter::tasks_executed, c[Counter::tasks_executed]);
+    c.set(Counter::migrations, c[Counter::migrations]);
+    c.set(Counter::threads_created, threads_);
+    return c;
+  }
+
+  void spawn(Task& t) override {
+    const unsigned slot = current_slot();
+    slots_[slot].add(Counter::tasks_spawned);
+    t.spawned_on = slot;
+    tbb::task_group* group;
+    if (t.group != nullptr) {
+      if (t.group->backend == nullptr) t.group->backend = new tbb::task_group;
+      group = static_cast<tbb::task_group*>(t.group->backend);
+    } else {
+      Frame* frame = current_frame;
+      if (!frame->group) frame->group.emplace();
+      group = &*frame->group;
+      t.backend = group;
+    }
+    group->run([this, &t] { execute(t); });
+  }
+
+  void join(Task& t) override {
+    if (t.completion.load(std::memory_order_acquire) == Task::kDone) return;
+    Frame* frame = current_frame;
+    if (frame == nullptr || !frame->group || &*frame->group != t.backend) {
+      throw std::logic_error(
+          "under the tbb scheduler a JoinHandle must be joined by the task that spawned it");
+    }
+    frame->group->wait();
+  }
+
+  void wait(GroupState& g) override {
+    auto* group = static_cast<tbb::task_group*>(g.backend);
+    if (group == nullptr) return;
+    group->wait();
+    delete group;
+    g.backend = nullptr;
+    g.pending.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  void run_root(const std::function<void()>& root) override {
+    arena_.execute([&] {
+      current_slot_cache = slot_from_tbb();
+      const unsigned slot = current_slot();
+      slots_[slot].add(Counter::tasks_spawned);
+      Frame frame(current_frame);
+      root();
+      slots_[slot].add(Counter::tasks_executed);
+    });
+  }
+
+ private:
+  // Records the kernel thread id of every thread that joins the arena.
+  class Observer final : public tbb::task_scheduler_observer {
+   public:
+    explicit Observer(TbbScheduler& s) : tbb::task_scheduler_observer(s.arena_), s_(s) {}
+    void on_scheduler_entry(bool) override {
+      current_slot_cache = s_.slot_from_tbb();
+      std::lock_guard lock(s_.tids_mutex_);
+      s_.tids_.insert(static_cast<pid_t>(::syscall(SYS_gettid)));
+    }
+
+   private:
+    TbbScheduler& s_;
+  };
+
+  unsigned slot_from_tbb() const {
+    const int i = tbb::this_task_arena::current_thread_index();
+    return i >= 0 && static_cast<unsigned>(i) < threads_ ? static_cast<unsigned>(i) : 0;
+  }
+  // The arena slot of the calling thread, cached when it entered the arena: asking TBB costs a
+  // call into the library per task, which would inflate the baseline we compare against.
+  static thread_local unsigned current_slot_cache;
+  unsigned current_slot() const { return current_slot_cache; }
+
+  // The running task's frame: the task_group its spawns go to. A thread runs tasks nested
+  // (while one waits, it runs others), so the frames form a stack through `outer`. TBB never
+  // moves a running task to another thread, so a thread_local is safe here.
+  struct Frame {
+    explicit Frame(Frame*& top) : outer(top), top_(top) { top_ = this; }
+    ~Frame() {
+      if (group) group->wait();  // TBB requires it; every handle has been joined already
+      top_ = outer;
+    }
+    std::optional<tbb::task_group> group;
+    Frame* outer;
+    Frame*& top_;
+  };
+  static thread_local Frame* current_frame;
+
+  void execute(Task& t) {
+    const unsigned slot = current_slot();
+    if (t.spawned_on != slot) slots_[slot].add(Counter::migrations);
+    {
+      Frame frame(current_frame);
+      t.invoke(t);
+    }
+    slots_[slot].add(Counter::tasks_executed);
+    if (GroupState* g = t.group) {
+      t.destroy(t);
+      g->pending.fetch_sub(1, std::memory_order_acq_rel);
+    } else {
+      t.completion.store(Task::kDone, std::memory_order_release);  // last touch: t may be freed
+    }
+  }
+
+  struct LimitHold {
+    explicit LimitHold(unsigned t) : threads(t) { ParallelismLimit::add(t); }
+    ~LimitHold() { ParallelismLimit::remove(threads); }
+    unsigned threads;
+  };
+
+  const unsigned threads_;
+  LimitHold limit_;
+  tbb::task_arena arena_;
+  std::vector<WorkerStats> slots_;  // indexed by arena slot; each slot is one thread at a time
+  mutable std::mutex tids_mutex_;
+  std::set<pid_t> tids_;
+  Observer observer_;
+};
+
+thread_local TbbScheduler::Frame* TbbScheduler::current_frame = nullptr;
+thread_local unsigned TbbScheduler::current_slot_cache = 0;
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_tbb(unsigned threads) {
+  return std::make_unique<TbbScheduler>(threads);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,175 @@
+// Conformance tests run against every registered scheduler at 1, 2 and 4 worker threads: the
+// task API means the same thing under all of them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api.hpp"
+#include "fib/fib.hpp"
+#include "registry.hpp"
+
+namespace schedlab {
+namespace {
+
+struct Case {
+  std::string scheduler;
+  unsigned threads;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const auto& s : scheduler_registry()) {
+    for (unsigned t : {1u, 2u, 4u}) {
+      if (s.single_threaded && t != 1) continue;
+      cases.push_back({s.name, t});
+    }
+  }
+  return cases;
+}
+
+class EveryScheduler : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { sched_ = make_scheduler(GetParam().scheduler, GetParam().threads); }
+  std::unique_ptr<Scheduler> sched_;
+};
+
+TEST_P(EveryScheduler, FibGoShapeIsCorrect) {
+  std::uint64_t got = 0;
+  sched_->run([&] { got = fib_go(20, 0); });
+  EXPECT_EQ(got, fib_reference(20));
+  const CounterSet c = sched_->counters();
+  // Every call with n > 2 spawns two tasks; the root is counted as well.
+  EXPECT_EQ(c[Counter::tasks_spawned], fib_tasks(FibShape::go, 20, 0) + 1);
+  EXPECT_EQ(c[Counter::tasks_executed], c[Counter::tasks_spawned]);
+}
+
+TEST_P(EveryScheduler, FibCilkShapeIsCorrectWithAndWithoutCutoff) {
+  for (int cutoff : {0, 10}) {
+    std::uint64_t got = 0;
+    sched_->run([&] { got = fib_cilk(22, cutoff); });
+    EXPECT_EQ(got, fib_reference(22)) << "cutoff " << cutoff;
+  }
+}
+
+TEST_P(EveryScheduler, RepeatedRunsOnOneSchedulerStayCorrect) {
+  for (int rep = 0; rep < 20; ++rep) {
+    std::uint64_t got = 0;
+    sched_->run([&] { got = fib_go(12, 0); });
+    ASSERT_EQ(got, fib_reference(12)) << "repetition " << rep;
+  }
+}
+
+// The parent joins a child that is still queued behind it on its own processor: it must
+// suspend and let its worker run the child (with one worker there is nobody else).
+TEST_P(EveryScheduler, JoiningAQueuedChildDoesNotDeadlock) {
+  int got = 0;
+  sched_->run([&] {
+    auto child = spawn([] { return 7; });
+    auto sibling = spawn([] { return 35; });
+    got = child.join() + sibling.join();
+  });
+  EXPECT_EQ(got, 42);
+}
+
+TEST_P(EveryScheduler, NestedJoinsThroughManyLevels) {
+  // A chain 2000 tasks deep: each task spawns the next and joins it before returning.
+  struct Chain {
+    static int depth(int n) {
+      if (n == 0) return 0;
+      return 1 + spawn([n] { return depth(n - 1); }).join();
+    }
+  };
+  int got = 0;
+  sched_->run([&] { got = Chain::depth(2000); });
+  EXPECT_EQ(got, 2000);
+}
+
+TEST_P(EveryScheduler, EveryTaskRunsExactlyOnceAtAMillionTasks) {
+  constexpr std::size_t kTasks = 1'000'000;
+  std::vector<std::atomic<std::uint8_t>> ran(kTasks);
+  sched_->run([&] {
+    // Ten groups of spawners, each spawning its share: the tasks come from several workers.
+    WaitGroup outer;
+    for (std::size_t g = 0; g < 10; ++g) {
+      outer.go([&ran, g] {
+        WaitGroup inner;
+        for (std::size_t i = g; i < kTasks; i += 10) {
+          inner.go([&ran, i] { ran[i].fetch_add(1, std::memory_order_relaxed); });
+        }
+        inner.wait();
+      });
+    }
+    outer.wait();
+  });
+  std::size_t wrong = 0;
+  for (auto& r : ran) wrong += r.load() != 1;
+  EXPECT_EQ(wrong, 0u);
+  const CounterSet c = sched_->counters();
+  EXPECT_EQ(c[Counter::tasks_executed], kTasks + 10 + 1);
+}
+
+TEST_P(EveryScheduler, ExceptionReachesTheJoiner) {
+  std::string what;
+  sched_->run([&] {
+    auto h = spawn([]() -> int { throw std::runtime_error("boom"); });
+    try {
+      h.join();
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+  });
+  EXPECT_EQ(what, "boom");
+  // The worker that ran the failing task survives.
+  std::uint64_t got = 0;
+  sched_->run([&] { got = fib_go(10, 0); });
+  EXPECT_EQ(got, fib_reference(10));
+}
+
+TEST_P(EveryScheduler, WaitGroupRethrowsTheFirstException) {
+  std::atomic<int> ran{0};
+  EXPECT_THROW(sched_->run([&] {
+    WaitGroup wg;
+    for (int i = 0; i < 10; ++i) {
+      wg.go([&ran, i] {
+        ran.fetch_add(1);
+        if (i == 3) throw std::runtime_error("task 3 failed");
+      });
+    }
+    wg.wait();
+  }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 10) << "the group waits for every task, failed or not";
+}
+
+TEST_P(EveryScheduler, RootExceptionIsRethrownByRun) {
+  EXPECT_THROW(sched_->run([] { throw std::logic_error("root failed"); }), std::logic_error);
+}
+
+TEST_P(EveryScheduler, UnobservedExceptionIsReportedNotLost) {
+  EXPECT_THROW(sched_->run([] {
+    auto h = spawn([]() -> int { throw std::runtime_error("nobody joins me"); });
+    (void)h;  // destroyed unjoined: joined by the destructor, the exception reported by run()
+  }),
+               std::runtime_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, EveryScheduler, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) {
+                           std::string name = info.param.scheduler + "_" +
+                                              std::to_string(info.param.threads) + "threads";
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+TEST(TaskApi, RefusesUseOutsideARun) {
+  EXPECT_THROW(spawn([] { return 1; }), std::logic_error);
+}
+
+}  // namespace
+}  // namespace schedlab

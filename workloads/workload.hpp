@@ -1,0 +1,32 @@
+// workload.hpp: what the harness runs under each scheduler.
+//
+// A workload is written once against api.hpp. The harness calls prepare() once, then for each
+// repetition run() inside Scheduler::run() (the timed region, run() being the root task's body)
+// followed by check(), and cleanup() at the end. A workload never reads a counter or writes a
+// file of results; it only computes, and says whether what it computed is right.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace schedlab {
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  // Builds inputs (files, arrays) outside the timed region. Throws std::runtime_error whose
+  // message names the problem and the fix.
+  virtual void prepare() {}
+  // The measured region; runs as the root task of Scheduler::run().
+  virtual void run() = 0;
+  // Called after each run: empty if the result is right, otherwise what was wrong.
+  virtual std::string check() = 0;
+  // Tasks one run spawns, root excluded, when the workload can count them in advance.
+  virtual std::optional<std::uint64_t> expected_tasks() const { return std::nullopt; }
+  // Removes what prepare() made. Called even when a run failed.
+  virtual void cleanup() {}
+};
+
+}  // namespace schedlab
