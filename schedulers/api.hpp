@@ -15,8 +15,9 @@
 //
 // Rules: a JoinHandle or WaitGroup joins in its destructor if nobody did (so the structure is
 // always a tree and run() returning means every task is done). An exception that nobody joined
-// is reported by Scheduler::run() as an error rather than dropped. WaitGroup::go() is called by
-// the task that owns the group (the one that will wait), not by the group's own tasks.
+// is reported by Scheduler::run() as an error rather than dropped. WaitGroup::go() may be called
+// by the task that owns the group and by the group's own tasks while they run (a task that adds
+// its successor before it finishes keeps the count above zero, as with Go's wg.Add).
 #pragma once
 
 #include <exception>

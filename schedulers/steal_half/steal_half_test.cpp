@@ -1,0 +1,131 @@
+// Tests of steal-half's policy: overflow to the global queue, the 1-in-61 global check, the
+// hand-off of the P around blocking calls, and the counters that show them.
+#include "steal_half.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "api.hpp"
+
+namespace schedlab {
+namespace {
+
+RuntimeConfig one_p() {
+  RuntimeConfig rc;
+  rc.threads = 1;
+  rc.max_threads = 8;
+  return rc;
+}
+
+TEST(StealHalf, FullLocalQueueMovesHalfToTheGlobalQueue) {
+  StealHalfConfig c;
+  c.capacity = 4;
+  auto s = make_steal_half(one_p(), c);
+  std::atomic<int> ran{0};
+  s->run([&] {
+    WaitGroup wg;
+    for (int i = 0; i < 100; ++i) wg.go([&] { ran.fetch_add(1); });
+    wg.wait();
+  });
+  EXPECT_EQ(ran.load(), 100);
+  const CounterSet k = s->counters();
+  EXPECT_GT(k[Counter::overflows], 0u);
+  // Each overflow moves half of a full queue (2) plus the new task.
+  EXPECT_EQ(k[Counter::global_pushes], 1 + 3 * k[Counter::overflows]) << "the root counts once";
+  EXPECT_EQ(k[Counter::global_pops], k[Counter::global_pushes]);
+}
+
+// Go's scenario: a task comes back from a blocking call to find its P taken by another thread,
+// so it waits in the global queue, while on the only P two tasks keep respawning each other
+// through runnext. Every 61st schedule tick the P looks at the global queue first, so the
+// returning task runs within about 61 hops. With the check disabled it starves until the
+// ping-pong gives up.
+struct PingPong {
+  static constexpr long kGiveUp = 3'000'000;
+  std::atomic<long> hops{0};
+  std::atomic<long> hops_at_return{-1};
+  std::atomic<long> hops_when_ran{-1};
+  std::atomic<bool> returned_task_ran{false};
+};
+
+void hop(WaitGroup& wg, PingPong& st) {
+  if (st.returned_task_ran.load(std::memory_order_relaxed)) return;
+  if (st.hops.fetch_add(1, std::memory_order_relaxed) >= PingPong::kGiveUp) return;
+  wg.go([&wg, &st] { hop(wg, st); });
+}
+
+void run_ping_pong_against_a_returning_task(std::uint32_t global_check, PingPong& st,
+                                            CounterSet* counters) {
+  StealHalfConfig c;
+  c.global_check = global_check;
+  auto s = make_steal_half(one_p(), c);
+  s->run([&] {
+    WaitGroup wg;
+    wg.go([&] {
+      wg.go([&] { hop(wg, st); });  // starts the ping-pong on this P (runnext)
+      blocking([&] {
+        // The P is handed to a new thread, which runs the ping-pong meanwhile.
+        while (st.hops.load() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        st.hops_at_return.store(st.hops.load());
+      });
+      // Here only after the global queue was looked at.
+      st.hops_when_ran.store(st.hops.load());
+      st.returned_task_ran.store(true);
+    });
+    wg.wait();
+  });
+  *counters = s->counters();
+}
+
+TEST(StealHalf, EverySixtyFirstTickLooksAtTheGlobalQueueFirst) {
+  PingPong st;
+  CounterSet k;
+  run_ping_pong_against_a_returning_task(61, st, &k);
+  ASSERT_TRUE(st.returned_task_ran.load());
+  ASSERT_GE(st.hops_at_return.load(), 1000);
+  // Counted from the moment the call returned, not from when the task reached the global
+  // queue: the ping-pong keeps hopping on the other thread while the returning thread finds no
+  // free P and queues the task, so allow one extra period for that path.
+  const long waited = st.hops_when_ran.load() - st.hops_at_return.load();
+  EXPECT_LE(waited, 2 * 61) << "hops the returning task waited in the global queue";
+  EXPECT_GE(k[Counter::handoffs], 1u);
+  EXPECT_GE(k[Counter::threads_created], 2u) << "a second thread ran the P during the call";
+}
+
+TEST(StealHalf, WithoutTheGlobalCheckTheReturningTaskStarves) {
+  PingPong st;
+  CounterSet k;
+  run_ping_pong_against_a_returning_task(0, st, &k);
+  ASSERT_GE(st.hops_at_return.load(), 1000);
+  EXPECT_GE(st.hops_when_ran.load(), PingPong::kGiveUp)
+      << "ran only once the ping-pong stopped: the control case shows the test can fail";
+}
+
+TEST(StealHalf, StealsMoveWorkBetweenProcessors) {
+  RuntimeConfig rc;
+  rc.threads = 2;
+  auto s = make_steal_half(rc, StealHalfConfig{});
+  std::atomic<long> sum{0};
+  s->run([&] {
+    WaitGroup wg;
+    for (int i = 0; i < 64; ++i) {
+      wg.go([&sum] {
+        long x = 0;
+        for (long j = 0; j < 200000; ++j) x += j;
+        sum.fetch_add(x);
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(sum.load(), 64L * (200000L * 199999L / 2));
+  const CounterSet k = s->counters();
+  EXPECT_GT(k[Counter::steals], 0u) << "the idle P must have stolen from the spawner's queue";
+  EXPECT_LE(k[Counter::steals], k[Counter::steal_attempts]);
+  EXPECT_GE(k[Counter::tasks_stolen], k[Counter::steals]);
+}
+
+}  // namespace
+}  // namespace schedlab
