@@ -19,6 +19,7 @@
 
 #include "csv.hpp"
 #include "metadata.hpp"
+#include "presets.hpp"
 #include "registry.hpp"
 #include "runner.hpp"
 
@@ -46,7 +47,7 @@ void print_params(std::ostream& out, const std::vector<ParamSpec>& params) {
   }
 }
 
-int cmd_list() {
+int cmd_list(const std::string& presets_file) {
   std::ostream& out = std::cout;
   out << "Schedulers (--scheduler):\n";
   for (const auto& s : scheduler_registry()) {
@@ -59,6 +60,8 @@ int cmd_list() {
     print_params(out, w.params);
   }
   out << "\nEvery parameter takes a comma-separated list to sweep it, e.g. --n 20,25,30.\n";
+  out << "\nPresets (--preset, from " << presets_file << "):\n";
+  for (const PresetInfo& p : list_presets(presets_file)) out << "  " << p.name << ": " << p.description << "\n";
   return 0;
 }
 
@@ -116,16 +119,19 @@ int main_impl(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
-  app.add_subcommand("list", "List schedulers, workloads and their parameters");
+  std::string presets_file = default_presets_path();
+  app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
+  app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
 
   CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
-  std::string schedulers, workloads, threads = "1", out;
+  std::string schedulers, workloads, threads = "1", out, preset;
   unsigned reps = 5, warmup = 1;
+  run->add_option("--preset", preset, "Run a named preset (see list) instead of a selection");
   run->add_option("--scheduler", schedulers, "Schedulers, comma-separated (see list)");
   run->add_option("--workload", workloads, "Workloads, comma-separated (see list)");
   run->add_option("--threads", threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
-  run->add_option("--reps", reps, "Measured repetitions per case");
-  run->add_option("--warmup", warmup, "Untimed runs before the repetitions");
+  CLI::Option* reps_opt = run->add_option("--reps", reps, "Measured repetitions per case");
+  CLI::Option* warmup_opt = run->add_option("--warmup", warmup, "Untimed runs before the repetitions");
   run->add_option("--out", out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
   std::map<std::string, std::string> param_text;
   for (const ParamSpec& p : all_param_specs()) {
@@ -143,23 +149,40 @@ int main_impl(int argc, char** argv) {
     return kExitRefused;
   }
 
-  if (app.got_subcommand("list")) return cmd_list();
+  if (app.got_subcommand("list")) return cmd_list(presets_file);
 
   RunRequest request;
+  if (!preset.empty()) {
+    // A preset is the whole selection; only the repetitions and the output may be overridden.
+    for (const char* flag : {"--scheduler", "--workload", "--threads"}) {
+      if (run->count(flag) != 0) {
+        throw ParamError(std::string(flag) + " cannot be combined with --preset; edit the preset or drop --preset");
+      }
+    }
+    for (const auto& [name, text] : param_text) {
+      if (!text.empty()) throw ParamError("--" + name + " cannot be combined with --preset; edit the preset or drop --preset");
+    }
+    request = load_preset(presets_file, preset);
+    if (reps_opt->count() != 0) request.reps = reps;
+    if (warmup_opt->count() != 0) request.warmup = warmup;
+  } else {
+    RunPart part;
+    part.schedulers = split_list(schedulers);
+    part.workloads = split_list(workloads);
+    part.threads.clear();
+    for (const std::string& t : split_list(threads)) {
+      const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+      part.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+    }
+    for (const auto& [name, text] : param_text) {
+      if (!text.empty()) part.params[name] = split_list(text);
+    }
+    request.parts.push_back(std::move(part));
+    request.reps = reps;
+    request.warmup = warmup;
+  }
   request.command_line.assign(argv, argv + argc);
-  request.schedulers = split_list(schedulers);
-  request.workloads = split_list(workloads);
-  request.reps = reps;
-  request.warmup = warmup;
   request.progress = ::isatty(2) != 0;
-  request.threads.clear();
-  for (const std::string& t : split_list(threads)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
-    request.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
-  }
-  for (const auto& [name, text] : param_text) {
-    if (!text.empty()) request.params[name] = split_list(text);
-  }
   return cmd_run(std::move(request), out);
 }
 

@@ -110,7 +110,9 @@ std::string Case::label() const {
          ") threads=" + std::to_string(threads);
 }
 
-std::vector<Case> plan(const RunRequest& r) {
+namespace {
+
+std::vector<Case> plan_part(const RunPart& r) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   if (r.threads.empty()) throw ParamError("no thread count given; use --threads N[,N...]");
@@ -120,7 +122,6 @@ std::vector<Case> plan(const RunRequest& r) {
                        std::to_string(kMaxThreads));
     }
   }
-  if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
 
   std::vector<const SchedulerEntry*> scheds;
   for (const auto& name : r.schedulers) scheds.push_back(&find_scheduler(name));
@@ -154,6 +155,20 @@ std::vector<Case> plan(const RunRequest& r) {
         }
       }
     }
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::vector<Case> plan(const RunRequest& r) {
+  if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
+  if (r.warmup > 1000) throw ParamError("--warmup " + std::to_string(r.warmup) + ": out of range; use 0..1000");
+  if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
+  std::vector<Case> cases;
+  for (const RunPart& part : r.parts) {
+    std::vector<Case> more = plan_part(part);
+    cases.insert(cases.end(), more.begin(), more.end());
   }
   return cases;
 }

@@ -19,14 +19,20 @@
 
 namespace schedlab {
 
-struct RunRequest {
+// One cross product: these schedulers x these workloads x these thread counts x every
+// combination of the parameter values.
+struct RunPart {
   std::vector<std::string> schedulers;
   std::vector<std::string> workloads;
   std::vector<unsigned> threads{1};
-  unsigned reps = 5;
-  unsigned warmup = 1;  // untimed runs before the repetitions (pools filled, caches warm)
   // Parameter name -> values; several values sweep that parameter.
   std::map<std::string, std::vector<std::string>> params;
+};
+
+struct RunRequest {
+  std::vector<RunPart> parts;  // the CLI makes one; a preset may list several
+  unsigned reps = 5;
+  unsigned warmup = 1;  // untimed runs before the repetitions (pools filled, caches warm)
   std::string out_path;  // the CSV; its sidecar is derived from it
   std::string preset;    // the preset this request came from, or empty
   std::vector<std::string> command_line;

@@ -20,6 +20,9 @@ struct Case {
   unsigned threads;
 };
 
+// Test names and failure messages say "steal-half x2", not a byte dump.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.scheduler << " x" << c.threads; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const auto& s : scheduler_registry()) {

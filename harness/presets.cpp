@@ -1,0 +1,133 @@
+#include "presets.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "params.hpp"
+
+namespace schedlab {
+namespace {
+
+using nlohmann::json;
+
+json read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ParamError("cannot read presets file " + path + "; pass --presets-file PATH");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ParamError("presets file " + path + " is not valid JSON (" + e.what() + "); fix the file");
+  }
+}
+
+void only_keys(const json& obj, const std::set<std::string>& allowed, const std::string& where) {
+  if (!obj.is_object()) throw ParamError(where + " must be a JSON object");
+  for (const auto& [key, _] : obj.items()) {
+    if (allowed.count(key) == 0) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw ParamError(where + ": unknown key '" + key + "'; allowed: " + list);
+    }
+  }
+}
+
+std::string scalar_text(const json& v, const std::string& where) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return v.dump();
+  throw ParamError(where + ": expected a string or a number, got " + v.dump());
+}
+
+std::vector<std::string> text_list(const json& v, const std::string& where) {
+  std::vector<std::string> out;
+  if (v.is_array()) {
+    for (const auto& item : v) out.push_back(scalar_text(item, where));
+  } else {
+    out.push_back(scalar_text(v, where));
+  }
+  if (out.empty()) throw ParamError(where + ": empty list");
+  return out;
+}
+
+std::vector<unsigned> thread_list(const json& v, const std::string& where) {
+  std::vector<unsigned> out;
+  for (const std::string& t : text_list(v, where)) {
+    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, 1024, {}};
+    try {
+      out.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+    } catch (const ParamError& e) {
+      throw ParamError(where + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+unsigned count(const json& v, const std::string& where) {
+  if (!v.is_number_unsigned()) throw ParamError(where + ": expected a whole number, got " + v.dump());
+  return v.get<unsigned>();
+}
+
+}  // namespace
+
+std::string default_presets_path() { return SCHEDLAB_PRESETS_FILE; }
+
+std::vector<PresetInfo> list_presets(const std::string& path) {
+  const json all = read_file(path);
+  if (!all.is_object()) throw ParamError("presets file " + path + " must hold a JSON object of presets");
+  std::vector<PresetInfo> out;
+  for (const auto& [name, p] : all.items()) {
+    out.push_back({name, p.is_object() && p.contains("description") ? p["description"].get<std::string>() : ""});
+  }
+  return out;
+}
+
+RunRequest load_preset(const std::string& path, const std::string& name) {
+  const json all = read_file(path);
+  if (!all.is_object() || !all.contains(name)) {
+    std::string names;
+    if (all.is_object()) {
+      for (const auto& [n, _] : all.items()) names += (names.empty() ? "" : ", ") + n;
+    }
+    throw ParamError("unknown preset '" + name + "' in " + path + ": choose one of " + names);
+  }
+  const json& p = all[name];
+  const std::string where = "preset '" + name + "'";
+  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "runs"}, where);
+  if (!p.contains("runs") || !p["runs"].is_array() || p["runs"].empty()) {
+    throw ParamError(where + ": needs a non-empty list 'runs'");
+  }
+  RunRequest r;
+  r.preset = name;
+  if (p.contains("reps")) r.reps = count(p["reps"], where + ": reps");
+  if (p.contains("warmup")) r.warmup = count(p["warmup"], where + ": warmup");
+  for (std::size_t i = 0; i < p["runs"].size(); ++i) {
+    const json& run = p["runs"][i];
+    const std::string at = where + ", run " + std::to_string(i + 1);
+    only_keys(run, {"workload", "params", "schedulers", "threads"}, at);
+    RunPart part;
+    if (!run.contains("workload")) throw ParamError(at + ": needs 'workload'");
+    part.workloads = text_list(run["workload"], at + ": workload");
+    const json& schedulers = run.contains("schedulers") ? run["schedulers"] : p.value("schedulers", json());
+    if (schedulers.is_null()) throw ParamError(at + ": no 'schedulers' here or in the preset");
+    part.schedulers = text_list(schedulers, at + ": schedulers");
+    const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
+    part.threads = thread_list(threads, at + ": threads");
+    if (run.contains("params")) {
+      if (!run["params"].is_object()) throw ParamError(at + ": 'params' must be an object");
+      for (const auto& [param, values] : run["params"].items()) {
+        part.params[param] = text_list(values, at + ": params." + param);
+      }
+    }
+    r.parts.push_back(std::move(part));
+  }
+  // Catch misspelt schedulers, workloads and parameters now, with the preset named.
+  try {
+    (void)plan(r);
+  } catch (const ParamError& e) {
+    throw ParamError(where + ": " + e.what());
+  }
+  return r;
+}
+
+}  // namespace schedlab

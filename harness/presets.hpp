@@ -1,0 +1,30 @@
+// presets.hpp: named benchmark presets, all in one file (harness/presets.json).
+//
+// A preset is a list of runs (workload x parameters, with the preset's schedulers and thread
+// counts unless a run overrides them) plus repetitions. `schedlab run --preset NAME` and the CMake
+// workflow presets bench-NAME run them. A typo in the file is refused with the preset, the run
+// and the key or value at fault.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner.hpp"
+
+namespace schedlab {
+
+struct PresetInfo {
+  std::string name;
+  std::string description;
+};
+
+// The file compiled in as the default (the source tree's harness/presets.json).
+std::string default_presets_path();
+
+// Loads `name` from `path` into a request (parts, reps, warmup, preset). Throws ParamError.
+RunRequest load_preset(const std::string& path, const std::string& name);
+
+// Every preset in `path`, with its description. Throws ParamError.
+std::vector<PresetInfo> list_presets(const std::string& path);
+
+}  // namespace schedlab
