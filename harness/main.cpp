@@ -3,9 +3,11 @@
 //   schedlab list                          schedulers, workloads, presets and their parameters
 //   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
 //   schedlab run --preset quick            a named preset (harness/presets.json)
+//   schedlab counters                      what this machine can count, and why not the rest
 //
 // Exit status: 0 done; 1 a run failed (wrong result, runtime error); 2 the request was refused
 // (bad name, value or file), nothing ran; 130 interrupted (completed rows kept).
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -15,9 +17,11 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "csv.hpp"
+#include "hw_counters.hpp"
 #include "metadata.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
@@ -87,7 +91,17 @@ int cmd_run(RunRequest request, const std::string& out) {
     request.out_path = out;
   }
   check_output_path(request.out_path);
+  if (!request.trace_path.empty()) check_output_path(request.trace_path);
   const std::vector<Case> cases = plan(request);
+  HwCounters hw(parse_counter_selection(request.counters));
+  if (request.require_counters) {
+    for (const CounterAvailability& a : hw.availability()) {
+      if (!a.available) {
+        throw ParamError("counter " + a.column + " is unavailable on this machine (" + a.reason +
+                         "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
+      }
+    }
+  }
   std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
                request.out_path.c_str());
   std::unique_ptr<CsvWriter> csv;
@@ -96,7 +110,7 @@ int cmd_run(RunRequest request, const std::string& out) {
   } catch (const std::runtime_error& e) {
     throw ParamError(e.what());  // refused before anything ran
   }
-  const RunOutcome outcome = execute(request, cases, *csv);
+  const RunOutcome outcome = execute(request, cases, *csv, hw);
   std::cout << summary_table(outcome.results);
   std::cout << "rows: " << outcome.rows << " in " << request.out_path << " (metadata: "
             << metadata_path_for(request.out_path) << ")\n";
@@ -122,6 +136,7 @@ int main_impl(int argc, char** argv) {
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
   app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
+  app.add_subcommand("counters", "Show which hardware and kernel counters this machine can read, and why not the others");
 
   CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
   std::string schedulers, workloads, threads = "1", out, preset;
@@ -132,6 +147,21 @@ int main_impl(int argc, char** argv) {
   run->add_option("--threads", threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
   CLI::Option* reps_opt = run->add_option("--reps", reps, "Measured repetitions per case");
   CLI::Option* warmup_opt = run->add_option("--warmup", warmup, "Untimed runs before the repetitions");
+  std::string counters = "default";
+  bool require_counters = false;
+  unsigned schedtrace_ms = 0;
+  run->add_option("--counters", counters,
+                  "Hardware/kernel events per worker: default, none, sw, cache, or columns (see `schedlab counters`)")
+      ->capture_default_str();
+  run->add_flag("--require-counters", require_counters, "Refuse to run if a selected counter is unavailable");
+  std::string trace_path;
+  std::size_t trace_max_events = 1000000;
+  run->add_option("--trace", trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
+  run->add_option("--trace-max-events", trace_max_events, "Cap on events in the --trace file")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+  run->add_option("--schedtrace", schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
+      ->check(CLI::Range(1u, 3600000u));
   run->add_option("--out", out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
   std::map<std::string, std::string> param_text;
   for (const ParamSpec& p : all_param_specs()) {
@@ -150,6 +180,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (app.got_subcommand("list")) return cmd_list(presets_file);
+  if (app.got_subcommand("counters")) return print_counter_report(std::cout);
 
   RunRequest request;
   if (!preset.empty()) {
@@ -181,15 +212,48 @@ int main_impl(int argc, char** argv) {
     request.reps = reps;
     request.warmup = warmup;
   }
+  request.counters = counters;
+  request.require_counters = require_counters;
+  request.schedtrace_ms = schedtrace_ms;
+  request.trace_path = trace_path;
+  request.trace_max_events = trace_max_events;
   request.command_line.assign(argv, argv + argc);
   request.progress = ::isatty(2) != 0;
   return cmd_run(std::move(request), out);
+}
+
+// SIGINT and SIGTERM are blocked in every thread (the mask is inherited, so this runs before
+// any other thread starts) and taken by one watcher thread with sigwait: no async-signal-safety
+// puzzles. The first asks the runner to stop after the repetition in progress, which keeps
+// every completed row and marks the run interrupted; a second one stops at once (rows are
+// whole lines, written one write(2) each, so even then none is half written).
+void start_signal_watcher() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    for (int count = 0;; ++count) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) return;
+      if (count == 0) {
+        g_stop_requested.store(true);
+        std::fprintf(stderr, "\nschedlab: %s: stopping after the repetition in progress (again to stop at once)\n",
+                     sig == SIGINT ? "interrupt" : "terminate");
+      } else {
+        std::fprintf(stderr, "\nschedlab: stopping now; completed rows are kept\n");
+        std::_Exit(kExitInterrupted);
+      }
+    }
+  }).detach();
 }
 
 }  // namespace
 }  // namespace schedlab
 
 int main(int argc, char** argv) {
+  schedlab::start_signal_watcher();
   try {
     return schedlab::main_impl(argc, argv);
   } catch (const schedlab::ParamError& e) {

@@ -41,6 +41,7 @@ std::int64_t parse_number(const ParamSpec& s, const std::string& text) {
 }  // namespace
 
 std::string ParamSpec::column() const {
+  if (!csv_column.empty()) return csv_column;
   std::string c = name;
   std::replace(c.begin(), c.end(), '-', '_');
   return c;
@@ -52,6 +53,7 @@ std::string ParamSpec::accepted() const {
     for (const auto& c : choices) out += (out.empty() ? "" : "|") + c;
     return out;
   }
+  if (kind == ParamKind::path) return "a directory path";
   std::string out = std::to_string(min) + ".." + std::to_string(max);
   if (kind == ParamKind::size) out += " bytes (suffixes K, M, G)";
   return out;
@@ -64,6 +66,7 @@ std::string ParamSpec::canonical(const std::string& text) const {
     }
     return text;
   }
+  if (kind == ParamKind::path) return text;
   return std::to_string(parse_number(*this, text));
 }
 

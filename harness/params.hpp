@@ -18,6 +18,7 @@ enum class ParamKind {
   integer,  // decimal, or with an exponent: 1000000, 1e6
   size,     // bytes, with an optional binary suffix: 65536, 64K, 2M, 1G
   choice,   // one of a fixed list of words
+  path,     // a file system path, taken as given (empty: the owner's default)
 };
 
 struct ParamSpec {
@@ -28,8 +29,11 @@ struct ParamSpec {
   std::int64_t min = 0;  // integer and size
   std::int64_t max = 0;
   std::vector<std::string> choices;  // choice
+  // The CSV column when the name would collide with a result column (loops' --tasks vs the
+  // `tasks` a run executed); empty: derived from the name.
+  std::string csv_column;
 
-  // The CSV column: the name with '-' replaced by '_'.
+  // The CSV column: csv_column, else the name with '-' replaced by '_'.
   std::string column() const;
   // Parses and range-checks `text`; returns the canonical spelling (plain decimal for numbers).
   // Throws ParamError naming the parameter, the value and what is accepted.

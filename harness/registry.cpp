@@ -1,10 +1,18 @@
 #include "registry.hpp"
 
+#include <bit>
+#include <limits>
 #include <set>
 
 #include "central/central.hpp"
 #include "fair/fair.hpp"
 #include "fib/fib.hpp"
+#include "iomix/iomix.hpp"
+#include "locality/locality.hpp"
+#include "loops/loops.hpp"
+#include "matmul/matmul.hpp"
+#include "metadata.hpp"
+#include "os_threads/os_threads.hpp"
 #include "serial/serial.hpp"
 #include "steal_half/steal_half.hpp"
 #if SCHEDLAB_WITH_TBB
@@ -120,6 +128,32 @@ std::vector<SchedulerEntry> build_schedulers() {
     e.single_threaded = true;
     r.push_back(std::move(e));
   }
+  {
+    // --threads pins every task thread to the first N allowed CPUs (affinity=on); it does not
+    // limit how many threads run: the kernel schedules them all (os_threads.cpp).
+    SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)", fiber_params(), {}};
+    e.params.push_back(integer("max-live-threads", 10000, 1, 1000000,
+                               "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
+    e.params.push_back(choice("affinity", "on", {"on", "off"},
+                              "pin task threads to the first --threads CPUs (off: the kernel may use all)"));
+    e.make = [](unsigned threads, const ParamValues& p) {
+      OsThreadsConfig c;
+      c.threads = threads;
+      c.stack_size = static_cast<std::size_t>(param_int(p, "stack-size"));
+      c.stack_guard = param_str(p, "stack-guard") == "on";
+      c.max_live_threads = static_cast<std::uint64_t>(param_int(p, "max-live-threads"));
+      c.affinity = param_str(p, "affinity") == "on";
+      return make_os_threads(c);
+    };
+    r.push_back(std::move(e));
+  }
+  {
+    // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
+    // --threads. Only fib-go, fib, loops and iomix have Go twins.
+    SchedulerEntry e{"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads", {}, {}};
+    e.external = true;
+    r.push_back(std::move(e));
+  }
   return r;
 }
 
@@ -140,6 +174,49 @@ std::vector<WorkloadEntry> build_workloads() {
                fib_params(27), fib_make(FibShape::go)});
   r.push_back({"fib", "fork-join fib, Cilk shape: spawn fib(n-1), compute fib(n-2) inline, join",
                fib_params(30), fib_make(FibShape::cilk)});
+
+  auto u64 = [](const ParamValues& p, const char* name) { return static_cast<std::uint64_t>(param_int(p, name)); };
+  // --tasks is written to the CSV as task_count: `tasks` is the column of tasks a run executed.
+  auto task_count = [](std::int64_t def, std::int64_t max, std::string help) {
+    ParamSpec s = integer("tasks", def, 1, max, std::move(help));
+    s.csv_column = "task_count";
+    return s;
+  };
+  r.push_back({"loops", "one parent spawns --tasks increment loops of --iters each and waits on a wait group",
+               {task_count(2000, 10000000, "loop tasks the parent spawns"),
+                integer("iters", 1000000, 0, std::int64_t{1} << 40, "increments per task (before skew)"),
+                choice("skew", "uniform", {"uniform", "one-long", "heavy-tail"},
+                       "task lengths: all equal; task 0 as long as half of all the others; Pareto(1.5) with mean ~iters"),
+                integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max(), "seed of the heavy-tail lengths")},
+               [u64](const ParamValues& p) {
+                 return make_loops(LoopsParams{u64(p, "tasks"), u64(p, "iters"), param_str(p, "skew"), u64(p, "seed")});
+               }});
+  r.push_back({"iomix", "--tasks tasks of --iters increments, each reading files at its midpoint through blocking()",
+               {task_count(20, 1000000, "tasks, each computing and reading"),
+                integer("iters", 1000000, 0, std::int64_t{1} << 40, "increments per task, half before the reads"),
+                integer("files", 4, 1, 100000, "files created for the run"),
+                size("file-size", "64K", 0, std::int64_t{1} << 34, "bytes per file"),
+                integer("reads-per-task", 1, 0, 1000000, "whole-file reads at each task's midpoint"),
+                choice("cold", "off", {"off", "on"}, "drop each file from the page cache before reading it"),
+                ParamSpec{"io-dir", ParamKind::path, "", "directory for the files (default $TMPDIR or /tmp)", 0, 0, {}}},
+               [u64](const ParamValues& p) {
+                 return make_iomix(IomixParams{u64(p, "tasks"), u64(p, "iters"), u64(p, "files"), u64(p, "file-size"),
+                                               u64(p, "reads-per-task"), param_str(p, "cold") == "on",
+                                               param_str(p, "io-dir")});
+               }});
+  // Sized from this machine's L2 (sysfs) so that the array never fits and a leaf always does.
+  const std::uint64_t l2 = cache_size_bytes(2) != 0 ? std::bit_floor(cache_size_bytes(2)) : std::uint64_t{1} << 20;
+  r.push_back({"locality", "recursive halving over an array of 16 x L2: each child sweeps the half its parent just wrote",
+               {size("bytes", std::to_string(16 * l2), 64, std::int64_t{1} << 36, "array size, a power of two (default 16 x this machine's L2)"),
+                size("leaf", std::to_string(l2 / 8), 64, std::int64_t{1} << 36, "regions this small are leaves, a power of two (default L2 / 8)"),
+                integer("passes", 4, 1, 1000, "sweeps each node makes over its region")},
+               [u64](const ParamValues& p) {
+                 return make_locality(LocalityParams{u64(p, "bytes"), u64(p, "leaf"), u64(p, "passes")});
+               }});
+  r.push_back({"matmul", "recursive blocked matrix multiply C = A B (8 sub-products per level, two phases of 4)",
+               {integer("dim", 512, 1, 16384, "matrix dimension, a power of two"),
+                integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two")},
+               [u64](const ParamValues& p) { return make_matmul(MatmulParams{u64(p, "dim"), u64(p, "block")}); }});
   return r;
 }
 
@@ -176,6 +253,7 @@ const WorkloadEntry& find_workload(const std::string& name) {
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, unsigned threads,
                                           const ParamValues& params) {
   const SchedulerEntry& e = find_scheduler(name);
+  if (e.external) throw ParamError("scheduler " + name + " is an external program; only `schedlab run` can run it");
   return e.make(threads, resolve_params(e.params, params, "scheduler " + name));
 }
 

@@ -22,6 +22,9 @@ struct SchedulerEntry {
   std::function<std::unique_ptr<Scheduler>(unsigned threads, const ParamValues& params)> make;
   // The scheduler runs every task on one thread whatever --threads says (serial).
   bool single_threaded = false;
+  // Not an in-process scheduler: the runner runs the workload's twin program instead (the Go
+  // reference programs, `go-runtime`); `make` is empty.
+  bool external = false;
 };
 
 struct WorkloadEntry {

@@ -1,5 +1,6 @@
 #include "runner.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,13 @@
 #include <set>
 #include <sstream>
 
+#include "chrome_trace.hpp"
 #include "csv.hpp"
+#include "go_reference.hpp"
+#include "hw_counters.hpp"
 #include "metadata.hpp"
+#include "runtime/fiber_guard.hpp"
+#include "schedtrace.hpp"
 
 namespace schedlab {
 
@@ -73,8 +79,10 @@ std::vector<std::string> csv_columns() {
                                    "workload",        "threads",         "rep",
                                    "scheduler_params", "workload_params"};
   for (const ParamSpec& s : all_param_specs()) cols.push_back(s.column());
-  for (const char* c : {"wall_ns", "tasks", "ns_per_task"}) cols.emplace_back(c);
+  for (const char* c : {"wall_ns", "tasks", "ns_per_task", "cpu_ns"}) cols.emplace_back(c);
   for (std::string_view c : kCounterNames) cols.emplace_back(c);
+  for (const char* c : {"ru_nvcsw", "ru_nivcsw"}) cols.emplace_back(c);
+  for (const HwEvent& e : hw_events()) cols.push_back(e.column);
   return cols;
 }
 
@@ -112,6 +120,19 @@ std::string Case::label() const {
 
 namespace {
 
+// go-runtime rows need the Go toolchain and a Go twin of the workload; without either they are
+// skipped, with one message per reason (a machine without Go still runs everything else).
+bool external_runnable(const SchedulerEntry& s, const WorkloadEntry& w) {
+  static std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: skipping %s rows: %s\n", s.name.c_str(), why.c_str());
+    return false;
+  };
+  if (const auto why = go_reference_unavailable()) return skip(*why);
+  if (!go_supports_workload(w.name)) return skip("no Go twin of workload " + w.name);
+  return true;
+}
+
 std::vector<Case> plan_part(const RunPart& r) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
@@ -145,10 +166,15 @@ std::vector<Case> plan_part(const RunPart& r) {
   for (const WorkloadEntry* w : works) {
     for (const ParamValues& wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
       // Build once to validate the combination (e.g. n in range for this shape).
-      (void)w->make(wp);
+      try {
+        (void)w->make(wp);
+      } catch (const std::invalid_argument& e) {
+        throw ParamError(e.what());
+      }
       for (unsigned t : r.threads) {
         for (const SchedulerEntry* s : scheds) {
           if (s->single_threaded && t != r.threads.front()) continue;
+          if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
           }
@@ -173,7 +199,31 @@ std::vector<Case> plan(const RunRequest& r) {
   return cases;
 }
 
-RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv) {
+namespace {
+
+// What one repetition measured.
+struct Measurement {
+  double wall_ns = 0;
+  CounterSet counters;                // measured bits clear for an external program
+  std::optional<double> cpu_ns;       // process user + system time during the run
+  std::optional<long> nvcsw, nivcsw;  // getrusage context switches during the run
+  std::vector<std::pair<std::string, std::optional<long long>>> hw;
+};
+
+struct Usage {
+  double cpu_ns;
+  long nvcsw, nivcsw;
+};
+Usage process_usage() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto ns = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3; };
+  return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
+}
+
+}  // namespace
+
+RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv, HwCounters& hw) {
   RunOutcome outcome;
   const std::vector<ParamSpec> specs = all_param_specs();
   MetadataFile meta(metadata_path_for(r.out_path));
@@ -186,13 +236,20 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
   meta.data()["machine"] = machine_info();
   meta.data()["reps"] = r.reps;
   meta.data()["warmup_runs"] = r.warmup;
+  meta.data()["counters"] = counter_metadata(hw);
   meta.data()["status"] = "running";
   meta.data()["notes"] = nlohmann::json::array(
       {"peak_live_tasks is exact to within 32 tasks per worker thread (batched gauge)",
-       "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded"});
+       "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded",
+       "cpu_ns, ru_nvcsw and ru_nivcsw are getrusage(RUSAGE_SELF) differences: the whole process",
+       "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "
+       "other columns are not measured for them"});
   meta.save();
 
   ProgressLine progress(r.progress, cases.size() * r.reps);
+  SchedTracer tracer(r.schedtrace_ms);
+  std::unique_ptr<ChromeTrace> timeline;
+  if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
   std::size_t done = 0;
   auto finish = [&](RunStatus status, const std::string& error) {
     outcome.status = status;
@@ -203,6 +260,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
                                                           : "interrupted";
     if (!error.empty()) meta.data()["error"] = error;
     meta.data()["rows"] = csv.rows();
+    meta.data()["counters"] = counter_metadata(hw);
     meta.data()["finished_utc"] = utc_timestamp();
     meta.save();
     return outcome;
@@ -220,7 +278,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
     }
     struct Live {
       const Case* c;
-      std::unique_ptr<Scheduler> sched;
+      std::unique_ptr<Scheduler> sched;  // nullptr for an external program
       CaseResult result;
     };
     std::vector<Live> group;
@@ -229,30 +287,78 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
       workload = cases[first].workload->make(cases[first].workload_params);
       workload->prepare();
       const std::optional<std::uint64_t> expected = workload->expected_tasks();
-      auto run_once = [&](Live& l) -> std::pair<double, CounterSet> {
+
+      auto run_external = [&](const Case& c, unsigned warmup) {
+        std::vector<std::pair<std::string, std::string>> args;
+        for (const ParamSpec& p : c.workload->params) args.emplace_back(p.name, c.workload_params.at(p.name));
+        for (auto& extra : workload->external_args()) args.push_back(std::move(extra));
+        const std::vector<GoRun> runs =
+            run_go_reference(c.workload->name, args, c.threads, warmup, 1, r.schedtrace_ms);
+        Measurement m;
+        m.wall_ns = runs.at(0).wall_ns;
+        m.counters.set(Counter::tasks_executed, static_cast<std::uint64_t>(runs.at(0).tasks));
+        return m;
+      };
+      auto run_once = [&](Live& l, unsigned external_warmup, bool traced = false) -> Measurement {
         const Case& c = *l.c;
-        const CounterSet before = l.sched->counters();
-        const auto t0 = std::chrono::steady_clock::now();
-        l.sched->run([&] { workload->run(); });
-        const auto t1 = std::chrono::steady_clock::now();
-        const CounterSet delta = l.sched->counters() - before;
-        if (std::string err = workload->check(); !err.empty()) {
+        Measurement m;
+        if (l.sched == nullptr) {
+          m = run_external(c, external_warmup);
+        } else {
+          set_overflow_context(c.label().c_str());
+          tracer.watch(l.sched.get(), c.scheduler->name);
+          const CounterSet before = l.sched->counters();
+          const Usage u0 = process_usage();
+          if (traced && timeline && !l.sched->trace_next_run(timeline->budget())) {
+            timeline->add_run(c.label(), {}, 0, "not traced: this backend does not expose its worker threads");
+            traced = false;
+          }
+          traced = traced && timeline != nullptr;
+          hw.start(l.sched->worker_tids());
+          const auto t0 = std::chrono::steady_clock::now();
+          try {
+            l.sched->run([&] { workload->run(); });
+          } catch (...) {
+            (void)hw.stop();
+            tracer.watch(nullptr, "");
+            throw;
+          }
+          const auto t1 = std::chrono::steady_clock::now();
+          m.hw = hw.stop();
+          if (traced) {
+            timeline->add_run(c.label(), l.sched->take_trace(),
+                              static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                             t0.time_since_epoch()).count()));
+          }
+          const Usage u1 = process_usage();
+          tracer.watch(nullptr, "");
+          m.counters = l.sched->counters() - before;
+          m.wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+          m.cpu_ns = u1.cpu_ns - u0.cpu_ns;
+          m.nvcsw = u1.nvcsw - u0.nvcsw;
+          m.nivcsw = u1.nivcsw - u0.nivcsw;
+        }
+        if (std::string err = l.sched == nullptr ? std::string() : workload->check(); !err.empty()) {
           throw std::runtime_error("wrong result: " + c.label() + ": " + err);
         }
         // Exactly-once, checked on every run where both sides are known.
-        if (expected && delta.has(Counter::tasks_executed) &&
-            delta[Counter::tasks_executed] != *expected + 1) {
+        if (expected && m.counters.has(Counter::tasks_executed) &&
+            m.counters[Counter::tasks_executed] != *expected + 1) {
           throw std::runtime_error("task count mismatch: " + c.label() + ": executed " +
-                                   std::to_string(delta[Counter::tasks_executed]) +
+                                   std::to_string(m.counters[Counter::tasks_executed]) +
                                    " tasks, expected " + std::to_string(*expected + 1) +
                                    " (a task was lost or ran twice)");
         }
-        return {std::chrono::duration<double, std::nano>(t1 - t0).count(), delta};
+        return m;
       };
       for (std::size_t k = first; k < last; ++k) {
-        Live l{&cases[k], cases[k].scheduler->make(cases[k].threads, cases[k].scheduler_params),
-               CaseResult{cases[k], {}, 0}};
-        for (unsigned i = 0; i < r.warmup; ++i) run_once(l);
+        const Case& c = cases[k];
+        Live l{&c, c.scheduler->external ? nullptr : c.scheduler->make(c.threads, c.scheduler_params),
+               CaseResult{c, {}, 0}};
+        // An external program warms up inside each of its runs (a new process each time).
+        if (l.sched != nullptr) {
+          for (unsigned i = 0; i < r.warmup; ++i) run_once(l, 0);
+        }
         group.push_back(std::move(l));
       }
       for (unsigned rep = 0; rep < r.reps; ++rep) {
@@ -264,7 +370,8 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
           }
           const Case& c = *l.c;
           progress.update(done, c.label() + " rep " + std::to_string(rep + 1) + "/" + std::to_string(r.reps));
-          auto [wall, counters] = run_once(l);
+          const Measurement m = run_once(l, r.warmup, rep == 0);
+          const CounterSet& counters = m.counters;
           const double tasks = counters.has(Counter::tasks_executed)
                                    ? static_cast<double>(counters[Counter::tasks_executed])
                                    : expected ? static_cast<double>(*expected + 1) : NAN;
@@ -283,14 +390,27 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
                           : p != c.scheduler_params.end() ? p->second
                                                            : "");
           }
-          row.push_back(format_double(wall, 0));
+          row.push_back(format_double(m.wall_ns, 0));
           row.push_back(std::isnan(tasks) ? "" : format_double(tasks, 0));
-          row.push_back(std::isnan(tasks) ? "" : format_double(wall / tasks, 2));
+          row.push_back(std::isnan(tasks) ? "" : format_double(m.wall_ns / tasks, 2));
+          row.push_back(m.cpu_ns ? format_double(*m.cpu_ns, 0) : "");
+          // A scheduler's own counters are meaningful for the in-process schedulers only; for
+          // an external program, tasks_executed above is the program's own report.
           for (std::size_t k = 0; k < kCounterCount; ++k) {
-            row.push_back(counters.measured[k] ? std::to_string(counters.value[k]) : "");
+            const bool shown = counters.measured[k] && l.sched != nullptr;
+            row.push_back(shown ? std::to_string(counters.value[k]) : "");
+          }
+          row.push_back(m.nvcsw ? std::to_string(*m.nvcsw) : "");
+          row.push_back(m.nivcsw ? std::to_string(*m.nivcsw) : "");
+          for (const HwEvent& e : hw_events()) {
+            std::string cell;
+            for (const auto& [column, value] : m.hw) {
+              if (column == e.column && value) cell = std::to_string(*value);
+            }
+            row.push_back(cell);
           }
           csv.write_row(row);
-          l.result.wall_ns.push_back(wall);
+          l.result.wall_ns.push_back(m.wall_ns);
           l.result.tasks = tasks;
           ++done;
         }
@@ -304,8 +424,27 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
     for (Live& g : group) outcome.results.push_back(std::move(g.result));
     first = last;
   }
+  if (timeline) {
+    timeline->write();
+    std::fprintf(stderr, "schedlab: trace written to %s%s\n", r.trace_path.c_str(),
+                 timeline->dropped() == 0 ? ""
+                                          : (" (cap reached: " + std::to_string(timeline->dropped()) +
+                                             " events dropped; raise --trace-max-events or trace fewer cases)").c_str());
+  }
   return finish(RunStatus::complete, "");
 }
+
+namespace {
+// "steal-half handoff=off": the name plus the parameters that differ from their defaults.
+std::string scheduler_label(const Case& c) {
+  std::string label = c.scheduler->name;
+  for (const ParamSpec& p : c.scheduler->params) {
+    const std::string& v = c.scheduler_params.at(p.name);
+    if (v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
+  }
+  return label;
+}
+}  // namespace
 
 std::string summary_table(const std::vector<CaseResult>& results) {
   auto key = [](const CaseResult& r) {
@@ -313,7 +452,7 @@ std::string summary_table(const std::vector<CaseResult>& results) {
   };
   auto reference = [&](const CaseResult& r, const std::string& sched, bool same_threads) -> double {
     for (const CaseResult& o : results) {
-      if (o.c.scheduler->name == sched && key(o) == key(r) && (!same_threads || o.c.threads == r.c.threads) &&
+      if (scheduler_label(o.c) == sched && key(o) == key(r) && (!same_threads || o.c.threads == r.c.threads) &&
           !o.wall_ns.empty()) {
         return median(o.wall_ns);
       }
@@ -321,7 +460,7 @@ std::string summary_table(const std::vector<CaseResult>& results) {
     return NAN;
   };
   std::ostringstream out;
-  out << std::left << std::setw(34) << "workload" << std::setw(12) << "scheduler" << std::right
+  out << std::left << std::setw(34) << "workload" << " " << std::setw(22) << "scheduler" << std::right
       << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
       << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "\n";
   for (const CaseResult& r : results) {
@@ -329,7 +468,7 @@ std::string summary_table(const std::vector<CaseResult>& results) {
     const double med = median(r.wall_ns);
     const double serial = reference(r, "serial", false);
     const double tbb = reference(r, "tbb", true);
-    out << std::left << std::setw(34) << key(r) << std::setw(12) << r.c.scheduler->name << std::right
+    out << std::left << std::setw(34) << key(r) << " " << std::setw(22) << scheduler_label(r.c) << std::right
         << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2) << std::setw(11)
         << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
         << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)

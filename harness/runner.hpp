@@ -37,6 +37,11 @@ struct RunRequest {
   std::string preset;    // the preset this request came from, or empty
   std::vector<std::string> command_line;
   bool progress = false;  // print a progress line on stderr
+  std::string counters = "default";  // --counters: hardware/kernel events (hw_counters.hpp)
+  bool require_counters = false;     // refuse to run if a selected counter is unavailable
+  unsigned schedtrace_ms = 0;        // --schedtrace=MS (0: off)
+  std::string trace_path;            // --trace=FILE.json (empty: off)
+  std::size_t trace_max_events = 1000000;
 };
 
 struct Case {
@@ -71,13 +76,16 @@ struct RunOutcome {
 extern std::atomic<bool> g_stop_requested;
 
 class CsvWriter;
+class HwCounters;
 
-// The CSV header: identification, every parameter, wall time and tasks, every scheduler counter.
+// The CSV header: identification, every parameter, wall time, tasks and CPU time, every
+// scheduler counter, getrusage context switches, the hardware/kernel event columns.
 std::vector<std::string> csv_columns();
 
 // Runs every case, appending rows to `csv` (created by the caller, so that an unwritable path
 // is refused before anything runs) and keeping its metadata sidecar current.
-RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, CsvWriter& csv);
+// `hw` counts the selected hardware/kernel events on the worker threads of each run.
+RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, CsvWriter& csv, HwCounters& hw);
 
 // The short table printed after a run: median time, ns per task, ratios to serial and tbb.
 std::string summary_table(const std::vector<CaseResult>& results);

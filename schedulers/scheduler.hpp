@@ -10,13 +10,34 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "counters.hpp"
 #include "runtime/task.hpp"
+#include "runtime/trace.hpp"
 
 namespace schedlab {
+
+// A scheduler's state at one instant, as Go's schedtrace prints it. Read without stopping the
+// workers, so the figures are each exact but not mutually consistent (Go's are the same).
+struct SchedSnapshot {
+  unsigned procs = 0;          // processors (GOMAXPROCS)
+  unsigned idle_procs = 0;     // processors with nothing to run
+  unsigned threads = 0;        // worker threads started
+  unsigned spinning = 0;       // threads looking for work without a processor's work
+  std::uint64_t global_queue = 0;          // tasks in the shared queue
+  std::vector<std::uint64_t> local_queues;  // tasks in each processor's queue (empty if none)
+};
+
+// Every worker has been asleep for a while, the root has not finished and nothing can wake
+// anyone: the run can never end. what() says how many tasks were stuck where.
+class DeadlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Scheduler {
  public:
@@ -38,6 +59,14 @@ class Scheduler {
   virtual std::vector<pid_t> worker_tids() const = 0;
   // Worker threads this scheduler runs tasks on (the --threads it was built with).
   virtual unsigned threads() const = 0;
+  // The queues and threads now, for --schedtrace; nullopt when the backend hides them (tbb).
+  // Callable from any thread while run() is active.
+  virtual std::optional<SchedSnapshot> snapshot() const { return std::nullopt; }
+  // Records a timeline of the next run(), at most `max_events` events over all workers, and
+  // returns false if this backend cannot (tbb, serial, os-threads). Call between runs.
+  virtual bool trace_next_run(std::size_t /*max_events*/) { return false; }
+  // The timeline of the traced run, one entry per worker thread. Call after that run.
+  virtual std::vector<WorkerTrace> take_trace() { return {}; }
 
   // ---- executor: called by api.hpp, during run(), from inside a task -----------------------
   // Makes `t` runnable. If t.group is set, the group's pending count already includes it.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace schedlab {
 
@@ -27,6 +29,10 @@ class Workload {
   virtual std::optional<std::uint64_t> expected_tasks() const { return std::nullopt; }
   // Removes what prepare() made. Called even when a run failed.
   virtual void cleanup() {}
+  // What an external twin of this workload (the Go reference programs) needs beyond the
+  // parameters to run on the same inputs, as flag name -> value (iomix: the file directory).
+  // Valid between prepare() and cleanup().
+  virtual std::vector<std::pair<std::string, std::string>> external_args() const { return {}; }
 };
 
 }  // namespace schedlab

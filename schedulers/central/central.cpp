@@ -47,6 +47,11 @@ class CentralPolicy final : public Policy {
     c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
   }
 
+  void describe(SchedSnapshot& s) const override {
+    std::lock_guard lock(mutex_);
+    s.global_queue = queue_.size();
+  }
+
   void shutdown() override {
     {
       std::lock_guard lock(mutex_);
@@ -74,7 +79,7 @@ class CentralPolicy final : public Policy {
     }
   }
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;  // mutable: describe() reads the queue length under it
   std::condition_variable wakeup_;
   TaskList queue_;  // guarded by mutex_
   int sleepers_ = 0;  // guarded by mutex_

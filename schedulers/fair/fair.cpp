@@ -76,13 +76,20 @@ class FairPolicy final : public Policy {
     }
   }
 
+  void describe(SchedSnapshot& s) const override {
+    for (const Processor& p : procs_) {
+      std::lock_guard lock(p.mutex);
+      s.local_queues.push_back(p.queue.size());
+    }
+  }
+
   void add_counters(CounterSet& c) const override {
     c[Counter::local_pushes] += external_pushes_.load(std::memory_order_relaxed);
   }
 
  private:
   struct alignas(64) Processor {
-    std::mutex mutex;
+    mutable std::mutex mutex;  // mutable: describe() reads the queue length under it
     std::condition_variable wakeup;
     TaskList queue;                 // guarded by mutex
     bool sleeping = false;          // guarded by mutex

@@ -22,6 +22,7 @@ namespace schedlab {
 
 class FiberRuntime;
 class Worker;
+struct SchedSnapshot;
 
 // Which end of its own queue a processor takes work from. LIFO (the newest task first) is the
 // seeds' rule: the task just spawned is the one whose data is in cache, and a parent's children
@@ -55,6 +56,10 @@ class Policy {
 
   // Adds policy-level counters (those not kept per worker) to a snapshot.
   virtual void add_counters(CounterSet&) const {}
+  // Fills in the queue lengths, idle processors and spinning threads for schedtrace (the
+  // runtime has set procs and threads, and idle_procs to the number of parked workers).
+  // Called from any thread: read racily, never lock a hot path for it.
+  virtual void describe(SchedSnapshot&) const {}
 
  protected:
   FiberRuntime* runtime_ = nullptr;

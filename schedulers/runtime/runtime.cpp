@@ -3,9 +3,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "../api.hpp"
+#include "fiber_guard.hpp"
 
 namespace schedlab {
 namespace {
@@ -28,6 +30,7 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
       stacks_(config_.stack),
       policy_(std::move(policy)),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
+  install_overflow_handler();
   policy_->attach(*this);
   for (unsigned i = 0; i < config_.threads; ++i) add_worker();
 }
@@ -46,6 +49,10 @@ Worker* FiberRuntime::add_worker() {
   workers_[i] = std::make_unique<Worker>(*this, live_, i);
   Worker& w = *workers_[i];
   w.stats.add(Counter::threads_created);
+  if (trace_cap_per_worker_ != 0) {
+    w.trace.reset(trace_cap_per_worker_);
+    w.tracing_flag.store(true, std::memory_order_release);
+  }
   policy_->on_worker_added(w);
   worker_count_.store(i + 1, std::memory_order_release);
   // A worker may be unparked before its thread runs: the parker keeps the permit.
@@ -56,6 +63,7 @@ Worker* FiberRuntime::add_worker() {
 // Executed on the worker's own thread, on its native stack.
 void FiberRuntime::worker_main(Worker& w) {
   tls_worker = &w;
+  arm_overflow_stack();
   w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
   w.native_ = Fiber::for_current_thread();
   Worker* wp = &w;
@@ -71,6 +79,7 @@ void FiberRuntime::worker_main(Worker& w) {
   w.idle_fibers_.clear();
   delete w.native_;
   w.native_ = nullptr;
+  release_overflow_stack();
 }
 
 // Entry of every pooled fiber: run the schedule loop until shutdown, then wait in the pool for
@@ -103,6 +112,7 @@ void FiberRuntime::schedule_loop() {
     if (t->spawned_on != Worker::kNoProc && t->spawned_on != w.proc) {
       w.stats.add(Counter::migrations);
     }
+    if (w.tracing()) w.slice_begin_ns = now_ns();
     if (t->fiber == nullptr) {
       // A new task: run it right here, on this fiber.
       w.current_task_ = t;
@@ -128,6 +138,7 @@ void FiberRuntime::finish(Task& t) {
   Worker& w = current_worker();
   w.current_task_ = nullptr;
   w.stats.add(Counter::tasks_executed);
+  if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
   live_.adjust(w.live_batch, -1);
   if (GroupState* g = t.group) {
     t.destroy(t);  // nobody else holds a group task
@@ -143,7 +154,13 @@ void FiberRuntime::group_task_done(GroupState& g, Worker& w) {
   const std::uint32_t prev = g.pending.fetch_sub(1, std::memory_order_acq_rel);
   if ((prev & GroupState::kCountMask) != 1) return;
   if (&g == &root_group_) {
-    g.pending.notify_all();  // the harness thread in run_root
+    // Once per run, so a mutex and condition variable cost nothing measurable, and unlike an
+    // atomic wait they let the harness thread wake up periodically to watch for deadlock.
+    {
+      std::lock_guard lock(root_mutex_);
+      root_done_ = true;
+    }
+    root_cv_.notify_all();
   } else if ((prev & GroupState::kWaiterBit) != 0) {
     policy_->submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
   }
@@ -187,8 +204,39 @@ void FiberRuntime::wait(GroupState& g) {
   g.waiter = nullptr;
 }
 
-void FiberRuntime::blocking_begin() { policy_->blocking_begin(current_worker()); }
-void FiberRuntime::blocking_end() { policy_->blocking_end(current_worker()); }
+void FiberRuntime::blocking_begin() {
+  Worker& w = current_worker();
+  if (w.tracing()) w.syscall_begin_ns = now_ns();
+  policy_->blocking_begin(w);
+}
+void FiberRuntime::blocking_end() {
+  // Still the thread that made the call: nothing switches fibers during it.
+  Worker& w = current_worker();
+  if (w.tracing()) w.trace.add(TraceKind::syscall, w.syscall_begin_ns, now_ns());
+  policy_->blocking_end(w);
+}
+
+bool FiberRuntime::trace_next_run(std::size_t max_events) {
+  // Each worker may fill a share of the budget; threads the policy adds during the run (hand-off)
+  // get a share too, and the harness drops whatever exceeds the total.
+  const unsigned n = config_.threads;
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    workers_[i]->trace.reset(max_events / n);
+    workers_[i]->tracing_flag.store(true, std::memory_order_release);
+  }
+  trace_cap_per_worker_ = max_events / n;
+  return true;
+}
+
+std::vector<WorkerTrace> FiberRuntime::take_trace() {
+  std::vector<WorkerTrace> out;
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    workers_[i]->tracing_flag.store(false, std::memory_order_release);
+    out.push_back(workers_[i]->trace.take(i));
+  }
+  trace_cap_per_worker_ = 0;
+  return out;
+}
 
 void FiberRuntime::note_unpark(Worker* from) noexcept {
   if (from != nullptr) {
@@ -201,6 +249,9 @@ void FiberRuntime::note_unpark(Worker* from) noexcept {
 // Executed by the harness thread, which is not a worker: it submits the root from outside and
 // sleeps until the root's group count drops to zero.
 void FiberRuntime::run_root(const std::function<void()>& root) {
+  if (deadlocked_) {
+    throw DeadlockError("this scheduler deadlocked in an earlier run and cannot run again; build a new one");
+  }
   live_.reset_peak();
   auto* t = new detail::TaskWith<std::function<void()>, void>(root);
   t->group = &root_group_;
@@ -210,13 +261,72 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
   std::int64_t batch = 0;
   live_.adjust(batch, +1);
   live_.flush(batch);
-  policy_->submit_new(*t, nullptr);
-  for (;;) {
-    const std::uint32_t v = root_group_.pending.load(std::memory_order_acquire);
-    if (v == 0) break;
-    root_group_.pending.wait(v, std::memory_order_acquire);
+  {
+    std::lock_guard lock(root_mutex_);
+    root_done_ = false;
   }
+  policy_->submit_new(*t, nullptr);
+  all_parked_since_ = 0;
+  std::unique_lock lock(root_mutex_);
+  while (!root_done_) {
+    if (!root_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return root_done_; }) &&
+        stuck(now_ns())) {
+      // The stuck tasks and their fibers are leaked: nothing can resume them. The workers are
+      // idle and exit normally when this runtime is destroyed.
+      deadlocked_ = true;
+      throw DeadlockError(deadlock_report());
+    }
+  }
+  lock.unlock();
   if (root_group_.first_error) std::rethrow_exception(std::exchange(root_group_.first_error, nullptr));
+}
+
+// How long every worker must have been parked, with no task finishing, before the run is
+// declared deadlocked. Parked workers wake within microseconds of new work, so a second of
+// universal sleep while the root is unfinished means no work can ever arrive; a task in a
+// blocking call keeps its thread out of the parked set, so slow I/O never looks like this.
+constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
+
+bool FiberRuntime::stuck(std::uint64_t now) {
+  const unsigned n = worker_count();
+  std::uint64_t executed = 0;
+  bool all_parked = true;
+  for (unsigned i = 0; i < n; ++i) {
+    all_parked = all_parked && workers_[i]->parked();
+    executed += workers_[i]->stats.get(Counter::tasks_executed);
+  }
+  if (!all_parked || executed != executed_then_ || all_parked_since_ == 0) {
+    all_parked_since_ = all_parked ? now : 0;
+    executed_then_ = executed;
+    return false;
+  }
+  return now - all_parked_since_ >= kDeadlockAfterNs;
+}
+
+std::string FiberRuntime::deadlock_report() const {
+  // Parked workers have flushed their live-task batches, so the gauge is exact here.
+  const std::int64_t alive = live_.current();
+  std::uint64_t queued = 0;
+  if (const std::optional<SchedSnapshot> snap = snapshot()) {
+    queued = snap->global_queue;
+    for (std::uint64_t q : snap->local_queues) queued += q;
+  }
+  const std::int64_t suspended = alive - static_cast<std::int64_t>(queued);
+  return "deadlock: all " + std::to_string(worker_count()) + " worker threads have slept for " +
+         std::to_string(kDeadlockAfterNs / 1'000'000) + " ms and the root task has not finished; tasks alive: " +
+         std::to_string(alive) + " (" + std::to_string(queued) +
+         " queued with no worker woken for them: a lost wake-up; " + std::to_string(suspended) +
+         " suspended in a join or wait that can never complete); a scheduler or workload bug, not a slow run";
+}
+
+std::optional<SchedSnapshot> FiberRuntime::snapshot() const {
+  SchedSnapshot s;
+  s.procs = config_.threads;
+  s.threads = worker_count();
+  for (unsigned i = 0; i < s.threads; ++i) s.idle_procs += workers_[i]->parked() ? 1 : 0;
+  if (s.idle_procs > s.procs) s.idle_procs = s.procs;
+  policy_->describe(s);
+  return s;
 }
 
 CounterSet FiberRuntime::counters() const {

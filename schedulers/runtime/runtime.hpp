@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,9 @@ class FiberRuntime final : public Scheduler {
   CounterSet counters() const override;
   std::vector<pid_t> worker_tids() const override;
   unsigned threads() const override { return config_.threads; }
+  std::optional<SchedSnapshot> snapshot() const override;
+  bool trace_next_run(std::size_t max_events) override;
+  std::vector<WorkerTrace> take_trace() override;
 
   void spawn(Task& t) override;
   void join(Task& t) override;
@@ -76,6 +80,10 @@ class FiberRuntime final : public Scheduler {
   void group_task_done(GroupState& g, Worker& w);
   Fiber& take_idle_fiber(Worker& w);
   void start_worker(Worker& w);
+  // Called by the harness thread while it waits for the root: true once every worker has been
+  // parked, with no task finishing, for kDeadlockAfter.
+  bool stuck(std::uint64_t now);
+  std::string deadlock_report() const;
 
   const RuntimeConfig config_;
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
@@ -86,7 +94,16 @@ class FiberRuntime final : public Scheduler {
   LiveTaskGauge live_;
   std::atomic<std::uint64_t> external_unparks_{0};
   std::atomic<std::uint64_t> roots_spawned_{0};
-  GroupState root_group_;  // the root task's group; run_root waits on its count
+  GroupState root_group_;  // the root task's group; its last task signals root_done_
+  std::mutex root_mutex_;
+  std::condition_variable root_cv_;
+  bool root_done_ = false;  // guarded by root_mutex_
+  // Deadlock watch (harness thread only): when the all-parked state began and the executed
+  // count then; a deadlocked runtime refuses further runs.
+  std::uint64_t all_parked_since_ = 0;
+  std::uint64_t executed_then_ = 0;
+  bool deadlocked_ = false;
+  std::atomic<std::size_t> trace_cap_per_worker_{0};  // nonzero while tracing: workers added now record too
 };
 
 template <class Publish>
@@ -98,6 +115,7 @@ void FiberRuntime::suspend_current(Publish publish) {
   self->fiber = &from;
   w.stats.add(Counter::suspensions);
   w.stats.add(Counter::fiber_switches);
+  if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
   switch_fiber(from, to, [self, to_ptr = &to, publish]() mutable {
     Worker& here = current_worker();  // same thread as before the switch
     here.current_fiber_ = to_ptr;

@@ -75,6 +75,7 @@ class LiveTaskGauge {
   void reset_peak() noexcept {
     peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
+  std::int64_t current() const noexcept { return live_.load(std::memory_order_relaxed); }
   std::uint64_t peak() const noexcept {
     const std::int64_t p = peak_.load(std::memory_order_relaxed);
     return p > 0 ? static_cast<std::uint64_t>(p) : 0;

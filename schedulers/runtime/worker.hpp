@@ -23,6 +23,7 @@
 #include "parker.hpp"
 #include "stats.hpp"
 #include "task.hpp"
+#include "trace.hpp"
 
 namespace schedlab {
 
@@ -38,6 +39,11 @@ class alignas(64) Worker {
   Worker& operator=(const Worker&) = delete;
 
   unsigned index() const noexcept { return index_; }
+  // The fiber this worker's thread is running now; read by the overflow handler on this thread.
+  const Fiber* current_fiber() const noexcept { return current_fiber_; }
+  // Parked (in idle_begin .. idle_end) right now; read by any thread, racily, for the deadlock
+  // check and schedtrace.
+  bool parked() const noexcept { return idle_since_.load(std::memory_order_relaxed) != 0; }
   pid_t tid() const noexcept { return tid_.load(std::memory_order_acquire); }
 
   // The processor (Go's P) this worker holds, kNoProc if none. Written by the policy, by this
@@ -48,6 +54,12 @@ class alignas(64) Worker {
 
   Parker parker;
   WorkerStats stats;
+  TraceBuffer trace;  // this worker's timeline when the runtime is tracing (trace.hpp)
+  // True while the runtime records a timeline; set by the harness thread between runs (the
+  // root's submission orders it before the run's events; after the root finishes no worker
+  // records anything until new work arrives, so take_trace() reads quiescent buffers).
+  std::atomic<bool> tracing_flag{false};
+  bool tracing() const noexcept { return tracing_flag.load(std::memory_order_relaxed); }
   std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
 
   // Idle accounting around a sleep: parks, idle_ns, and the start of the current sleep so a
@@ -59,8 +71,14 @@ class alignas(64) Worker {
   }
   void idle_end() noexcept {
     const std::uint64_t since = idle_since_.exchange(0, std::memory_order_relaxed);
-    if (since != 0) stats.add(Counter::idle_ns, now_ns() - since);
+    if (since == 0) return;
+    const std::uint64_t now = now_ns();
+    stats.add(Counter::idle_ns, now - since);
+    if (tracing()) trace.add(TraceKind::park, since, now);
   }
+  // Start of the task slice this worker is running (tracing only).
+  std::uint64_t slice_begin_ns = 0;
+  std::uint64_t syscall_begin_ns = 0;  // start of the blocking call in progress (tracing only)
   std::uint64_t idle_now_ns(std::uint64_t now) const noexcept {
     const std::uint64_t since = idle_since_.load(std::memory_order_relaxed);
     return since != 0 && now > since ? now - since : 0;

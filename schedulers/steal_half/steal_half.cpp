@@ -234,6 +234,15 @@ class StealHalfPolicy final : public Policy {
     c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
   }
 
+  // Go's schedtrace figures, read from the lock-free mirrors as Go reads them; a P's count is
+  // its runq length (runnext, owner-only, is not counted, as in Go's output).
+  void describe(SchedSnapshot& s) const override {
+    s.idle_procs = npidle_.load(std::memory_order_relaxed);
+    s.spinning = nmspinning_.load(std::memory_order_relaxed);
+    s.global_queue = global_size_.load(std::memory_order_relaxed);
+    for (const auto& p : procs_) s.local_queues.push_back(p->runq.size());
+  }
+
  private:
   MState& state(Worker& w) { return *static_cast<MState*>(w.policy_state); }
 
@@ -466,6 +475,10 @@ class StealHalfPolicy final : public Policy {
         if (Task* t = p.runq.steal_from(victim.runq, config_.steal, &moved)) {
           w.stats.add(Counter::steals);
           w.stats.add(Counter::tasks_stolen, moved);
+          if (w.tracing()) {
+            const std::uint64_t now = now_ns();
+            w.trace.add(TraceKind::steal, now, now, moved);
+          }
           return t;
         }
       }

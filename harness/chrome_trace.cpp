@@ -1,0 +1,77 @@
+#include "chrome_trace.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace schedlab {
+
+void ChromeTrace::add_run(const std::string& label, const std::vector<WorkerTrace>& workers,
+                          std::uint64_t origin_ns, const std::string& note) {
+  if (origin_ns_ == 0) origin_ns_ = origin_ns;
+  const int pid = static_cast<int>(processes_.size()) + 1;
+  processes_.push_back(label);
+  threads_.emplace_back();
+  if (!note.empty()) notes_.push_back(label + ": " + note);
+  for (const WorkerTrace& w : workers) {
+    threads_.back().push_back(w.worker);
+    for (const TraceEvent& e : w.events) {
+      if (left_ == 0) {
+        ++dropped_;
+        continue;
+      }
+      events_.push_back({pid, w.worker, e});
+      --left_;
+    }
+    dropped_ += w.dropped;
+  }
+}
+
+void ChromeTrace::write() const {
+  const std::string tmp = path_ + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) throw std::runtime_error("cannot write trace file " + path_ + "; choose another --trace path");
+  auto str = [](const std::string& s) { return nlohmann::json(s).dump(); };
+  std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  bool first = true;
+  auto sep = [&] {
+    if (!first) std::fputs(",\n", f);
+    first = false;
+  };
+  for (std::size_t p = 0; p < processes_.size(); ++p) {
+    sep();
+    std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"tid\":0,\"args\":{\"name\":%s}}", p + 1,
+                 str(processes_[p]).c_str());
+    for (unsigned t : threads_[p]) {
+      sep();
+      std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%u,\"args\":{\"name\":\"worker %u\"}}",
+                   p + 1, t, t);
+    }
+  }
+  static const char* const kNames[] = {"task", "parked", "syscall", "steal"};
+  for (const Event& ev : events_) {
+    sep();
+    const double ts = static_cast<double>(ev.e.begin_ns - origin_ns_) / 1e3;  // microseconds
+    const char* name = kNames[static_cast<int>(ev.e.kind)];
+    if (ev.e.kind == TraceKind::steal) {
+      std::fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"args\":{\"tasks\":%u}}",
+                   name, ev.pid, ev.tid, ts, ev.e.arg);
+    } else {
+      const double dur = static_cast<double>(ev.e.end_ns - ev.e.begin_ns) / 1e3;
+      std::fprintf(f, "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}", name,
+                   name, ev.pid, ev.tid, ts, dur);
+    }
+  }
+  nlohmann::json other = {{"max_events", max_}, {"events", events_.size()}, {"dropped_events", dropped_},
+                          {"notes", notes_}};
+  std::fprintf(f, "\n],\"otherData\":%s}\n", other.dump().c_str());
+  const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;
+  std::fclose(f);
+  if (!ok || std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write trace file " + path_ + "; choose another --trace path");
+  }
+}
+
+}  // namespace schedlab

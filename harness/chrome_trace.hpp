@@ -1,0 +1,50 @@
+// chrome_trace.hpp: --trace=FILE.json, a Chrome trace-event timeline of the runs.
+//
+// One process per case (named by its label), one thread track per worker: "task" slices while
+// the worker runs a task, "parked" while it sleeps, "syscall" during blocking calls, and
+// "steal" instants with the number of tasks taken. The first measured repetition of each case
+// is traced. Opens in https://ui.perfetto.dev or chrome://tracing.
+//
+// Bounded: at most `max_events` events in all; what did not fit is counted, reported on stderr
+// and in the file's otherData, never silently cut.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler.hpp"
+
+namespace schedlab {
+
+class ChromeTrace {
+ public:
+  ChromeTrace(std::string path, std::size_t max_events) : path_(std::move(path)), left_(max_events), max_(max_events) {}
+
+  // Events the next traced run may record (the rest of the budget).
+  std::size_t budget() const noexcept { return left_; }
+  // Adds one traced run; `origin_ns` (steady clock) becomes time 0 of the file.
+  void add_run(const std::string& label, const std::vector<WorkerTrace>& workers, std::uint64_t origin_ns,
+               const std::string& note = "");
+  // Writes the file (FILE.tmp, then renamed). Throws std::runtime_error naming the file.
+  void write() const;
+  std::uint64_t dropped() const noexcept { return dropped_; }
+
+ private:
+  struct Event {
+    int pid;
+    unsigned tid;
+    TraceEvent e;
+  };
+  std::string path_;
+  std::size_t left_;
+  std::size_t max_;
+  std::vector<std::string> processes_;
+  std::vector<std::vector<unsigned>> threads_;
+  std::vector<Event> events_;
+  std::vector<std::string> notes_;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t origin_ns_ = 0;
+};
+
+}  // namespace schedlab

@@ -1,0 +1,342 @@
+// schedlab_gbench: every registered scheduler x every workload x thread counts, as Google
+// Benchmark benchmarks, for the Google Benchmark tool chain (JSON/CSV output, compare.py,
+// --benchmark_filter, --benchmark_repetitions).
+//
+//   schedlab_gbench [--schedlab_param NAME=VALUE ...] [--schedlab_threads 1,2,...] [--benchmark_...]
+//
+// Names: sched:steal-half/work:fib-go/threads:2 (Google Benchmark 1.7.1 appends
+// /process_time/real_time because of MeasureProcessCPUTime and UseRealTime). The rows measure
+// what `schedlab run` measures: one iteration is Scheduler::run of the workload's root task. The
+// scheduler and workload are built, and the workload prepared, once per benchmark outside the
+// timed loop (kept across Google Benchmark's calls that size the iteration count, rebuilt when
+// another benchmark runs); check() runs after every iteration with the timer paused, and a wrong
+// result, a task count other than the workload's own, or an error from the scheduler (e.g.
+// os-threads' live-thread limit) is reported with SkipWithError.
+//
+// Parameters: every scheduler and workload runs with its registry defaults, except that the
+// fib shapes run smaller (fib-go n=20, fib n=22; see kGbenchDefaults) so that a whole sweep stays
+// quick and fits under os-threads' default max-live-threads. Override any parameter with
+// `--schedlab_param NAME=VALUE` (repeatable; also `--schedlab_param=NAME=VALUE`) or with the
+// environment variable SCHEDLAB_PARAMS="NAME=VALUE NAME=VALUE" (flags win). A parameter applies
+// to every scheduler and workload that declares it, as with `schedlab run --NAME`. Thread counts
+// default to 1, 2, 4, ... below std::thread::hardware_concurrency() plus that maximum; serial
+// runs only at 1; `--schedlab_threads 1,2` replaces the list. Scheduler entries without a `make`
+// (external programs such as a Go runtime twin) are skipped.
+//
+// User counters, per iteration (kAvgIterations) unless noted: tasks, steals, tasks_stolen,
+// migrations, global_pushes, global_pops, parks; ns_per_task (summed Scheduler::run time over
+// summed tasks, not averaged); peak_live_tasks (a gauge: the scheduler's value after the loop).
+// A counter the scheduler does not measure (tbb's steals, os-threads' parks) is left out of the
+// row, never written as 0.
+//
+// Debian's libbenchmark 1.7.1 is a DEBUG build and prints "***WARNING*** Library was built as
+// DEBUG. Timings may be affected." on every run (PLATFORM-NOTES.md). The library's own code is
+// only the timing loop around each iteration, which here lasts milliseconds, so the effect on
+// these rows is negligible; the JSON context records it as schedlab_note.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "build_info.hpp"
+#include "registry.hpp"
+
+namespace schedlab {
+namespace {
+
+// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes).
+const std::map<std::string, ParamValues> kGbenchDefaults = {
+    {"fib-go", {{"n", "20"}}},
+    {"fib", {{"n", "22"}}},
+};
+
+struct Options {
+  std::map<std::string, std::string> params;  // NAME -> VALUE, as given
+  std::vector<unsigned> threads;
+};
+
+[[noreturn]] void refuse(const std::string& message) {
+  std::fprintf(stderr, "schedlab_gbench: %s\n", message.c_str());
+  std::exit(2);
+}
+
+void add_param(Options& o, const std::string& text, const char* from) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    refuse(std::string(from) + " '" + text + "': expected NAME=VALUE, e.g. n=20");
+  }
+  o.params[text.substr(0, eq)] = text.substr(eq + 1);
+}
+
+std::vector<unsigned> parse_threads(const std::string& text) {
+  std::vector<unsigned> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > kMaxThreads) {
+      refuse("--schedlab_threads '" + text + "': use a comma-separated list of 1.." +
+             std::to_string(kMaxThreads));
+    }
+    out.push_back(static_cast<unsigned>(v));
+  }
+  if (out.empty()) refuse("--schedlab_threads is empty");
+  return out;
+}
+
+std::vector<unsigned> default_threads() {
+  unsigned max = std::thread::hardware_concurrency();
+  if (max == 0) max = 1;
+  if (max > kMaxThreads) max = kMaxThreads;
+  std::vector<unsigned> out;
+  for (unsigned t = 1; t < max; t *= 2) out.push_back(t);
+  out.push_back(max);
+  return out;
+}
+
+// Takes schedlab's own flags out of argv (Google Benchmark refuses flags it does not know).
+Options parse_own_flags(int& argc, char** argv) {
+  Options o;
+  if (const char* env = std::getenv("SCHEDLAB_PARAMS")) {
+    std::stringstream in(env);
+    std::string item;
+    while (in >> item) {
+      std::stringstream parts(item);
+      std::string p;
+      while (std::getline(parts, p, ',')) {
+        if (!p.empty()) add_param(o, p, "SCHEDLAB_PARAMS entry");
+      }
+    }
+  }
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value_of = [&](const std::string& flag) -> std::optional<std::string> {
+      if (a == flag) {
+        if (i + 1 >= argc) refuse(flag + " needs a value");
+        return std::string(argv[++i]);
+      }
+      if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
+      return std::nullopt;
+    };
+    if (auto v = value_of("--schedlab_param")) {
+      add_param(o, *v, "--schedlab_param");
+    } else if (auto t = value_of("--schedlab_threads")) {
+      o.threads = parse_threads(*t);
+    } else if (a == "--schedlab_help") {
+      std::printf(
+          "schedlab_gbench: Google Benchmark over every scheduler x workload x thread count\n"
+          "  --schedlab_param NAME=VALUE   set a scheduler or workload parameter (repeatable;\n"
+          "                                env SCHEDLAB_PARAMS=\"NAME=VALUE ...\" too)\n"
+          "  --schedlab_threads 1,2,4      thread counts (default 1, 2, 4, ... and the CPU count)\n"
+          "  --benchmark_...               Google Benchmark's flags (--help lists them)\n"
+          "Parameters: see `schedlab list`.\n");
+      std::exit(0);
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  if (o.threads.empty()) o.threads = default_threads();
+  return o;
+}
+
+// The values of `given` that `specs` declares, over the gbench defaults for `owner_name`.
+ParamValues params_for(const std::vector<ParamSpec>& specs, const Options& o,
+                       const std::string& owner_name, const std::string& owner) {
+  ParamValues p;
+  if (auto it = kGbenchDefaults.find(owner_name); it != kGbenchDefaults.end()) p = it->second;
+  for (const ParamSpec& s : specs) {
+    if (auto it = o.params.find(s.name); it != o.params.end()) p[s.name] = it->second;
+  }
+  return resolve_params(specs, p, owner);
+}
+
+// The scheduler and prepared workload of the benchmark that ran last. Google Benchmark calls a
+// benchmark's function several times (to size the iteration count, then per repetition); they
+// share one instance. Only one is alive at a time: the next benchmark releases it.
+struct Live {
+  std::string name;
+  std::unique_ptr<Scheduler> sched;
+  std::unique_ptr<Workload> work;
+  std::optional<std::uint64_t> expected;
+};
+std::unique_ptr<Live> g_live;
+
+void release_live() {
+  if (!g_live) return;
+  if (g_live->work) g_live->work->cleanup();
+  g_live.reset();
+}
+
+struct Spec {
+  std::string name;
+  const SchedulerEntry* sched;
+  ParamValues sched_params;
+  const WorkloadEntry* work;
+  ParamValues work_params;
+  unsigned threads;
+};
+
+Live& acquire_live(const Spec& spec) {
+  if (g_live && g_live->name == spec.name) return *g_live;
+  release_live();
+  auto l = std::make_unique<Live>();
+  l->name = spec.name;
+  l->work = spec.work->make(spec.work_params);
+  l->sched = spec.sched->make(spec.threads, spec.sched_params);
+  l->work->prepare();
+  l->expected = l->work->expected_tasks();
+  g_live = std::move(l);
+  return *g_live;
+}
+
+void run_benchmark(benchmark::State& state, const Spec& spec) {
+  Live* live = nullptr;
+  try {
+    live = &acquire_live(spec);
+  } catch (const std::exception& e) {
+    release_live();
+    state.SkipWithError(("setup failed: " + std::string(e.what())).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  Scheduler& sched = *live->sched;
+  Workload& work = *live->work;
+  const CounterSet before = sched.counters();
+  double run_ns = 0;
+  std::uint64_t iterations = 0;
+  for (auto _ : state) {
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      sched.run([&work] { work.run(); });
+      run_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      break;
+    }
+    ++iterations;
+    state.PauseTiming();
+    const std::string err = work.check();
+    if (!err.empty()) {
+      state.SkipWithError(("wrong result: " + err).c_str());
+      break;
+    }
+    state.ResumeTiming();
+  }
+  if (state.error_occurred()) {
+    release_live();  // a failed run may leave the workload's state anywhere
+    return;
+  }
+  const CounterSet delta = sched.counters() - before;
+  double tasks = -1;
+  if (delta.has(Counter::tasks_executed)) {
+    tasks = static_cast<double>(delta[Counter::tasks_executed]);
+    if (live->expected && delta[Counter::tasks_executed] != iterations * (*live->expected + 1)) {
+      state.SkipWithError(("task count mismatch: executed " + std::to_string(delta[Counter::tasks_executed]) +
+                           " tasks in " + std::to_string(iterations) + " runs, expected " +
+                           std::to_string(*live->expected + 1) + " per run")
+                              .c_str());
+      release_live();
+      return;
+    }
+  } else if (live->expected) {
+    tasks = static_cast<double>(iterations * (*live->expected + 1));
+  }
+  if (tasks >= 0) {
+    state.counters["tasks"] = benchmark::Counter(tasks, benchmark::Counter::kAvgIterations);
+    if (tasks > 0) state.counters["ns_per_task"] = benchmark::Counter(run_ns / tasks);
+  }
+  for (Counter c : {Counter::steals, Counter::tasks_stolen, Counter::migrations,
+                    Counter::global_pushes, Counter::global_pops, Counter::parks}) {
+    if (!delta.has(c)) continue;
+    state.counters[std::string(kCounterNames[static_cast<std::size_t>(c)])] =
+        benchmark::Counter(static_cast<double>(delta[c]), benchmark::Counter::kAvgIterations);
+  }
+  if (delta.has(Counter::peak_live_tasks)) {
+    state.counters["peak_live_tasks"] =
+        benchmark::Counter(static_cast<double>(delta[Counter::peak_live_tasks]));
+  }
+}
+
+// Keeps the specs alive for the registered lambdas.
+std::vector<std::unique_ptr<Spec>> g_specs;
+
+void register_all(const Options& o) {
+  // Every given parameter must mean something to some scheduler or workload.
+  std::set<std::string> known;
+  for (const auto& s : scheduler_registry())
+    for (const auto& p : s.params) known.insert(p.name);
+  for (const auto& w : workload_registry())
+    for (const auto& p : w.params) known.insert(p.name);
+  for (const auto& [name, value] : o.params) {
+    if (!known.count(name)) refuse("parameter '" + name + "' is declared by no scheduler or workload; see `schedlab list`");
+  }
+
+  for (const WorkloadEntry& w : workload_registry()) {
+    const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
+    benchmark::AddCustomContext("schedlab_params:work:" + w.name, describe(w.params, wp));
+    for (const SchedulerEntry& s : scheduler_registry()) {
+      if (!s.make) continue;  // an external program, not an in-process scheduler
+      const ParamValues sp = params_for(s.params, o, s.name, "scheduler " + s.name);
+      for (unsigned t : o.threads) {
+        if (s.single_threaded && t != 1) continue;
+        auto spec = std::make_unique<Spec>(Spec{
+            "sched:" + s.name + "/work:" + w.name + "/threads:" + std::to_string(t), &s, sp, &w, wp, t});
+        const Spec* raw = spec.get();
+        g_specs.push_back(std::move(spec));
+        benchmark::RegisterBenchmark(raw->name.c_str(),
+                                     [raw](benchmark::State& st) { run_benchmark(st, *raw); })
+            ->UseRealTime()
+            ->MeasureProcessCPUTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  for (const SchedulerEntry& s : scheduler_registry()) {
+    if (!s.make || s.params.empty()) continue;
+    benchmark::AddCustomContext("schedlab_params:sched:" + s.name,
+                                describe(s.params, params_for(s.params, o, s.name, "scheduler " + s.name)));
+  }
+}
+
+}  // namespace
+}  // namespace schedlab
+
+int main(int argc, char** argv) {
+  using namespace schedlab;
+  Options options;
+  try {
+    options = parse_own_flags(argc, argv);
+    register_all(options);
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
+  benchmark::AddCustomContext("schedlab_commit", std::string(SCHEDLAB_GIT_COMMIT) +
+                                                     (SCHEDLAB_GIT_DIRTY ? " (dirty tree)" : ""));
+  benchmark::AddCustomContext(
+      "schedlab_note",
+      "Debian's libbenchmark 1.7.1 is a DEBUG build (its warning is expected); each iteration "
+      "is one Scheduler::run of the workload");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  release_live();
+  benchmark::Shutdown();
+  return 0;
+}

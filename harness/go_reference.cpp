@@ -1,0 +1,177 @@
+#include "go_reference.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace schedlab {
+namespace {
+
+// Set by CMake (workloads/go/CMakeLists.txt): empty when no Go toolchain was found.
+constexpr const char* kBuiltBinary = SCHEDLAB_GO_BINARY;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// The environment of the child: ours, with GOMAXPROCS (and GODEBUG when tracing) replaced.
+std::vector<std::string> child_environment(unsigned threads, unsigned schedtrace_ms) {
+  auto is = [](const char* entry, const char* name) {
+    const std::size_t n = std::strlen(name);
+    return std::strncmp(entry, name, n) == 0 && entry[n] == '=';
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (is(*e, "GOMAXPROCS") || (schedtrace_ms > 0 && is(*e, "GODEBUG"))) continue;
+    env.emplace_back(*e);
+  }
+  env.push_back("GOMAXPROCS=" + std::to_string(threads));
+  if (schedtrace_ms > 0) env.push_back("GODEBUG=schedtrace=" + std::to_string(schedtrace_ms));
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+struct Finished {
+  int wait_status = 0;
+  std::string out;  // everything the child wrote on stdout
+};
+
+// Runs `path` with `argv` and `env`, no shell; stdout is captured, stderr is shared with ours.
+Finished run_capturing_stdout(const std::string& path, std::vector<std::string> argv,
+                              std::vector<std::string> env) {
+  int pipe_fds[2];
+  // Close-on-exec, so that a child another thread starts meanwhile does not hold the write end
+  // open (the read below would never see end of file).
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error("cannot create a pipe for " + path + ": " + errno_text(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);  // dup2 clears cloexec
+  pid_t pid = 0;
+  const std::vector<char*> c_argv = c_strings(argv);
+  const std::vector<char*> c_env = c_strings(env);
+  const int spawn_error =
+      ::posix_spawn(&pid, path.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawn_error != 0) {
+    ::close(pipe_fds[0]);
+    throw std::runtime_error("cannot run " + path + ": " + errno_text(spawn_error));
+  }
+
+  Finished f;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      f.out.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;  // end of file, or an error: the exit status below tells what happened
+    }
+  }
+  ::close(pipe_fds[0]);
+  while (::waitpid(pid, &f.wait_status, 0) < 0) {
+    if (errno != EINTR)
+      throw std::runtime_error("cannot wait for " + path + ": " + errno_text(errno));
+  }
+  return f;
+}
+
+std::string describe_exit(int wait_status) {
+  if (WIFEXITED(wait_status))
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status))
+    return std::string("was killed by signal ") + strsignal(WTERMSIG(wait_status));
+  return "stopped";
+}
+
+}  // namespace
+
+std::string go_reference_binary() {
+  const char* over = std::getenv("SCHEDLAB_GO_BINARY");
+  return over != nullptr && *over != '\0' ? over : kBuiltBinary;
+}
+
+std::optional<std::string> go_reference_unavailable() {
+  const std::string binary = go_reference_binary();
+  if (binary.empty()) {
+    return "no Go toolchain was found when schedlab was configured: install Go >= 1.19 "
+           "(Debian: golang-go) and re-run cmake, or point SCHEDLAB_GO_BINARY at a schedlab-go";
+  }
+  if (::access(binary.c_str(), X_OK) != 0) {
+    const bool overridden = binary != kBuiltBinary;
+    return "the go-runtime program " + binary + " cannot be run (" + errno_text(errno) + "): " +
+           (overridden ? "fix SCHEDLAB_GO_BINARY or unset it"
+                       : "build it with `cmake --build BUILD_DIR --target schedlab_go`");
+  }
+  return std::nullopt;
+}
+
+bool go_supports_workload(const std::string& workload) {
+  return workload == "fib-go" || workload == "fib" || workload == "loops" || workload == "iomix";
+}
+
+std::vector<GoRun> run_go_reference(const std::string& workload,
+                                    const std::vector<std::pair<std::string, std::string>>& args,
+                                    unsigned threads, unsigned warmup, unsigned reps,
+                                    unsigned schedtrace_ms) {
+  if (const auto why = go_reference_unavailable()) throw std::runtime_error(*why);
+  const std::string binary = go_reference_binary();
+  // --NAME=VALUE, one argument each: a value that starts with '-' cannot pass for a flag.
+  std::vector<std::string> argv{binary, workload};
+  for (const auto& [name, value] : args) argv.push_back("--" + name + "=" + value);
+  argv.push_back("--warmup=" + std::to_string(warmup));
+  argv.push_back("--reps=" + std::to_string(reps));
+  const Finished f = run_capturing_stdout(binary, argv, child_environment(threads, schedtrace_ms));
+
+  const std::string who = "go-runtime " + workload;
+  std::vector<GoRun> runs;
+  std::size_t start = 0;
+  while (start < f.out.size()) {
+    std::size_t end = f.out.find('\n', start);
+    if (end == std::string::npos) end = f.out.size();
+    const std::string line = f.out.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean()) {
+      throw std::runtime_error(who + ": unexpected output line from " + binary + ": " + line);
+    }
+    if (!j["ok"].get<bool>()) {
+      const std::string error =
+          j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : line;
+      throw std::runtime_error(who + ": " + error);
+    }
+    if (!j.contains("wall_ns") || !j["wall_ns"].is_number() || !j.contains("tasks") ||
+        !j["tasks"].is_number()) {
+      throw std::runtime_error(who + ": a result line without wall_ns or tasks: " + line);
+    }
+    runs.push_back(GoRun{j["wall_ns"].get<double>(), j["tasks"].get<double>()});
+  }
+  if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0) {
+    throw std::runtime_error(who + ": " + binary + " " + describe_exit(f.wait_status) +
+                             " without reporting an error (its stderr above says more)");
+  }
+  if (runs.size() != reps) {
+    throw std::runtime_error(who + ": " + binary + " printed " + std::to_string(runs.size()) +
+                             " results, expected " + std::to_string(reps));
+  }
+  return runs;
+}
+
+}  // namespace schedlab

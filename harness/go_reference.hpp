@@ -1,0 +1,46 @@
+// go_reference.hpp: the go-runtime reference rows.
+//
+// The seeds' programs are Go programs; schedlab runs their shapes on Go's own scheduler too, as a
+// reference next to the C++ schedulers. They live in workloads/go (one binary, schedlab-go, built
+// when a Go toolchain is found) and mirror the C++ workloads of the same names. Each run is a
+// child process with GOMAXPROCS = threads; the program times only its measured region, checks
+// its result and prints one JSON line per measured repetition, read here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedlab {
+
+// The reference program: $SCHEDLAB_GO_BINARY when set and not empty, else the one this build
+// made; empty when there is neither.
+std::string go_reference_binary();
+
+// Empty if the go-runtime reference can run, else why not (one line, with the fix).
+std::optional<std::string> go_reference_unavailable();
+
+// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix.
+bool go_supports_workload(const std::string& workload);
+
+// One measured repetition: the program's own wall time of the measured region, and the
+// goroutines it started plus the root (as schedlab counts tasks).
+struct GoRun {
+  double wall_ns;
+  double tasks;
+};
+
+// Runs schedlab-go once with GOMAXPROCS=threads: `warmup` unreported repetitions, then `reps`
+// measured ones, whose results come back in order. `args` are passed as --NAME=VALUE: the
+// workload's parameters with their canonical values, plus what the Go side needs besides (iomix:
+// {"dir", where the files are}). schedtrace_ms > 0 sets GODEBUG=schedtrace=MS; Go's trace goes
+// to this process's stderr. Throws std::runtime_error carrying the program's own error when it
+// refuses a parameter or a check fails, and one naming the problem when it cannot be started,
+// dies or prints something else than expected.
+std::vector<GoRun> run_go_reference(const std::string& workload,
+                                    const std::vector<std::pair<std::string, std::string>>& args,
+                                    unsigned threads, unsigned warmup, unsigned reps,
+                                    unsigned schedtrace_ms);
+
+}  // namespace schedlab

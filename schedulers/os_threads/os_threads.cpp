@@ -1,0 +1,339 @@
+// os-threads: every task is its own OS thread, and a join is a thread join.
+//
+// The seeds' contrast between OS threads and goroutines, run on the same workloads: what a task
+// costs when creating it is a clone(), running it is the kernel's scheduling decision, and
+// waiting for it is a futex sleep and a kernel context switch, instead of a few hundred
+// nanoseconds of user-space queue work on a pooled fiber. The task API maps onto pthreads the
+// obvious way:
+//   spawn(f)    pthread_create a thread that runs the task (its record lives in Task::backend);
+//   join(h)     pthread_join that thread;
+//   WaitGroup   go() creates a thread and adds it to the group's thread list (GroupState::backend);
+//               wait() joins every thread on the list until it is empty (a group task that calls
+//               go() adds its successor before it finishes, so the list is never empty early);
+//   blocking    nothing: a thread that blocks in the kernel is what every task here already is;
+//   the root    runs on a thread of its own; run_root joins it from the harness thread.
+//
+// --threads is NOT a limit on parallelism. Every task is a runnable kernel thread, and the
+// kernel decides which run where. What --threads does here: with `affinity=on` (the default)
+// every task thread, the root's included, is created with its CPU affinity set to the first
+// `threads` CPUs this process may run on (pthread_attr_setaffinity_np), so threads=1 means one
+// core and threads=2 two cores, the same hardware the other schedulers get at that setting.
+// With more --threads than allowed CPUs, all allowed CPUs are used. With `affinity=off` the
+// threads inherit the harness thread's affinity and --threads only labels the rows.
+//
+// Resources, and the max-live-threads limit. A thread holds a kernel task (a pid out of
+// kernel.pid_max, 32768 on the project machine, shared with every process), a kernel stack
+// (16 KiB) and its user stack mapping (two VMAs with the guard page, out of vm.max_map_count's
+// 65530) until it is joined; RLIMIT_NPROC counts it too, for non-root users. A program that
+// spawns a deep or wide tree would otherwise fail somewhere inside clone() or mmap() with EAGAIN,
+// or make the whole machine unable to fork. So spawn() counts threads started and not yet joined
+// (the root included) and refuses past `max-live-threads` with a std::runtime_error that says
+// so; pthread_create failing (EAGAIN, ENOMEM: the std::system_error std::thread would throw)
+// becomes a std::runtime_error with the same advice. The default, 10000, sits at a third of the
+// project machine's pid_max and well inside max_map_count/2, and costs about 10000 x (16 KiB
+// kernel stack + ~12 KiB touched user stack + the thread's bookkeeping) ~ 0.4 GB; it admits the
+// whole of fib-go n=20 (13528 tasks; 1.7k-5.2k of them were alive at once in our runs at 1 and
+// 2 threads) and the 2000-deep join chain of the conformance tests. fib-go at its default n=27 (392834 tasks) may
+// well exceed it: use --cutoff or a smaller --n.
+//
+// Task stacks are pthread stacks of `stack-size` bytes (default 64K, the fibers' default);
+// glibc places the thread's static TLS and its descriptor (~2-3 KiB) inside that, and with
+// `stack-guard=on` adds one PROT_NONE guard page below it (pthread_attr_setguardsize).
+//
+// A WaitGroup's threads that have finished but nobody joined yet keep their stacks mapped, so a
+// group of 10^5 short tasks would run out of mappings long before its wait(). go() therefore
+// sweeps the group's list (joins the threads that have finished) whenever it has doubled since
+// the last sweep, and before refusing at the limit.
+//
+// Exceptions: TaskWith::invoke_body stores a task's exception in its result slot or its group,
+// exactly as under the other schedulers, and the root's is rethrown by run_root. When spawn()
+// itself throws (limit, pthread_create), api.hpp neither frees the task nor returns a handle, so
+// spawn() frees it and takes it back out of its group's pending count before throwing.
+//
+// Counters. Measured: tasks_spawned, tasks_executed, threads_created (one per task, the root
+// included), peak_live_tasks (exact: one shared atomic is noise next to a clone()), suspensions
+// (joins and waits that found their task or group unfinished and slept in pthread_join).
+// Structurally zero, measured as 0: the queue, steal and overflow counters (the backend has no
+// queues of its own), fiber_switches, spinning_ns, handoffs, stacks_allocated (no fiber stacks).
+// Not measured: migrations, parks, unparks and idle_ns, which are the kernel's doing here and
+// not visible to the backend (perf stat -e cpu-migrations,context-switches sees them).
+// worker_tids() is empty: no thread lives longer than its task.
+#include "os_threads.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+namespace {
+
+class OsThreadsScheduler;
+
+// One task thread. Owned by the task's JoinHandle side (Task::backend) or by its group's list,
+// and freed by whoever joins the thread.
+struct ThreadRecord {
+  OsThreadsScheduler* sched = nullptr;
+  Task* task = nullptr;                         // null for the root
+  const std::function<void()>* root = nullptr;  // the root only
+  std::exception_ptr root_error;                // the root only
+  pthread_t thread{};
+  // Group tasks: set as the thread's last action, so a sweep may join it without waiting long.
+  std::atomic<bool> finished{false};
+};
+
+// GroupState::backend: the threads of one WaitGroup not yet joined.
+struct GroupThreads {
+  static constexpr std::size_t kSweepMin = 64;
+  std::mutex mutex;
+  std::vector<ThreadRecord*> records;
+  std::size_t sweep_at = kSweepMin;
+};
+
+[[noreturn]] void die(const char* what, int rc) {
+  std::fprintf(stderr, "os-threads: %s failed: %s\n", what, std::strerror(rc));
+  std::abort();
+}
+
+class OsThreadsScheduler final : public Scheduler {
+ public:
+  explicit OsThreadsScheduler(const OsThreadsConfig& config) : config_(config) {
+    if (config_.max_live_threads < 1) {
+      throw std::invalid_argument("os-threads: --max-live-threads must be at least 1 (the root)");
+    }
+    if (int rc = pthread_attr_init(&attr_); rc != 0) die("pthread_attr_init", rc);
+    if (int rc = pthread_attr_setstacksize(&attr_, config_.stack_size); rc != 0) {
+      pthread_attr_destroy(&attr_);
+      throw std::invalid_argument("os-threads: --stack-size " + std::to_string(config_.stack_size) +
+                                  " refused by pthread_attr_setstacksize (" + std::strerror(rc) +
+                                  "); use at least " + std::to_string(PTHREAD_STACK_MIN));
+    }
+    const long page = ::sysconf(_SC_PAGESIZE);
+    pthread_attr_setguardsize(&attr_, config_.stack_guard ? static_cast<std::size_t>(page) : 0);
+    if (config_.affinity) {
+      cpu_set_t allowed;
+      CPU_ZERO(&allowed);
+      if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) die("sched_getaffinity", errno);
+      cpu_set_t use;
+      CPU_ZERO(&use);
+      unsigned pinned = 0;
+      for (int cpu = 0; cpu < CPU_SETSIZE && pinned < config_.threads; ++cpu) {
+        if (CPU_ISSET(cpu, &allowed)) {
+          CPU_SET(cpu, &use);
+          ++pinned;
+        }
+      }
+      if (int rc = pthread_attr_setaffinity_np(&attr_, sizeof use, &use); rc != 0) {
+        die("pthread_attr_setaffinity_np", rc);
+      }
+    }
+  }
+  ~OsThreadsScheduler() override { pthread_attr_destroy(&attr_); }
+
+  unsigned threads() const override { return config_.threads; }
+  std::vector<pid_t> worker_tids() const override { return {}; }
+
+  CounterSet counters() const override {
+    CounterSet c;
+    for (Counter k : {Counter::local_pushes, Counter::local_pops, Counter::steal_attempts,
+                      Counter::steals, Counter::tasks_stolen, Counter::global_pushes,
+                      Counter::global_pops, Counter::overflows, Counter::fiber_switches,
+                      Counter::spinning_ns, Counter::handoffs, Counter::stacks_allocated}) {
+      c.set(k, 0);
+    }
+    c.set(Counter::tasks_spawned, spawned_.load(std::memory_order_relaxed));
+    c.set(Counter::tasks_executed, executed_.load(std::memory_order_relaxed));
+    c.set(Counter::threads_created, threads_created_.load(std::memory_order_relaxed));
+    c.set(Counter::peak_live_tasks, static_cast<std::uint64_t>(std::max<std::int64_t>(
+                                        0, peak_.load(std::memory_order_relaxed))));
+    c.set(Counter::suspensions, suspensions_.load(std::memory_order_relaxed));
+    return c;
+  }
+
+  void spawn(Task& t) override {
+    auto* rec = new ThreadRecord;
+    rec->sched = this;
+    rec->task = &t;
+    GroupState* g = t.group;
+    try {
+      if (g == nullptr) {
+        start(*rec, &task_main);
+        t.backend = rec;
+        return;
+      }
+      // No other thread can be creating the list: group tasks exist only once it exists, and
+      // wait() removes it only after joining them all.
+      if (g->backend == nullptr) g->backend = new GroupThreads;
+      auto& gt = *static_cast<GroupThreads*>(g->backend);
+      std::lock_guard lock(gt.mutex);
+      if (gt.records.size() >= gt.sweep_at ||
+          live_threads_.load(std::memory_order_relaxed) >= config_.max_live_threads) {
+        sweep(gt);
+      }
+      gt.records.reserve(gt.records.size() + 1);
+      start(*rec, &task_main);
+      gt.records.push_back(rec);  // cannot throw: reserved
+    } catch (...) {
+      delete rec;
+      // api.hpp frees nothing when spawn throws (see the top of this file).
+      if (g != nullptr) g->pending.fetch_sub(1, std::memory_order_acq_rel);
+      t.destroy(t);
+      throw;
+    }
+  }
+
+  void join(Task& t) override {
+    auto* rec = static_cast<ThreadRecord*>(t.backend);
+    if (t.completion.load(std::memory_order_acquire) != Task::kDone) {
+      suspensions_.fetch_add(1, std::memory_order_relaxed);
+    }
+    join_thread(*rec);
+    delete rec;
+    t.backend = nullptr;
+  }
+
+  void wait(GroupState& g) override {
+    if (auto* gt = static_cast<GroupThreads*>(g.backend)) {
+      bool slept = false;
+      for (;;) {
+        ThreadRecord* rec;
+        {
+          std::lock_guard lock(gt->mutex);
+          if (gt->records.empty()) break;
+          rec = gt->records.back();
+          gt->records.pop_back();
+        }
+        if (!slept && !rec->finished.load(std::memory_order_acquire)) {
+          slept = true;
+          suspensions_.fetch_add(1, std::memory_order_relaxed);
+        }
+        join_thread(*rec);
+        delete rec;
+      }
+      delete gt;
+      g.backend = nullptr;
+    }
+    g.pending.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  void run_root(const std::function<void()>& root) override {
+    peak_.store(running_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    ThreadRecord rec;
+    rec.sched = this;
+    rec.root = &root;
+    start(rec, &root_main);
+    join_thread(rec);
+    if (rec.root_error) std::rethrow_exception(rec.root_error);
+  }
+
+ private:
+  // Starts a thread running entry(&rec), counting it as a task and a live thread. Throws
+  // std::runtime_error past max-live-threads or when the kernel refuses the thread.
+  void start(ThreadRecord& rec, void* (*entry)(void*)) {
+    const std::uint64_t live = live_threads_.fetch_add(1, std::memory_order_relaxed);
+    if (live >= config_.max_live_threads) {
+      live_threads_.fetch_sub(1, std::memory_order_relaxed);
+      const std::string n = std::to_string(config_.max_live_threads);
+      throw std::runtime_error("os-threads: " + n + " live threads reached (--max-live-threads " +
+                               n + "); raise it or use a smaller workload (e.g. --cutoff)");
+    }
+    const std::int64_t running = running_.fetch_add(1, std::memory_order_relaxed) + 1;
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (running > peak &&
+           !peak_.compare_exchange_weak(peak, running, std::memory_order_relaxed)) {
+    }
+    if (int rc = pthread_create(&rec.thread, &attr_, entry, &rec); rc != 0) {
+      running_.fetch_sub(1, std::memory_order_relaxed);
+      live_threads_.fetch_sub(1, std::memory_order_relaxed);
+      throw std::runtime_error(
+          "os-threads: could not start a thread with " + std::to_string(live) +
+          " live threads: " + std::strerror(rc) +
+          " (a system limit: kernel.pid_max, kernel.threads-max, RLIMIT_NPROC, vm.max_map_count "
+          "or memory); lower --max-live-threads below " + std::to_string(live) +
+          " or use a smaller workload (e.g. --cutoff)");
+    }
+    spawned_.fetch_add(1, std::memory_order_relaxed);
+    threads_created_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void join_thread(ThreadRecord& rec) {
+    if (int rc = pthread_join(rec.thread, nullptr); rc != 0) die("pthread_join", rc);
+    live_threads_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // Joins and frees the group's threads that have finished. Called with gt.mutex held.
+  void sweep(GroupThreads& gt) {
+    auto still = std::partition(gt.records.begin(), gt.records.end(), [](ThreadRecord* r) {
+      return !r->finished.load(std::memory_order_acquire);
+    });
+    for (auto it = still; it != gt.records.end(); ++it) {
+      join_thread(**it);
+      delete *it;
+    }
+    gt.records.erase(still, gt.records.end());
+    gt.sweep_at = std::max(GroupThreads::kSweepMin, 2 * gt.records.size());
+  }
+
+  void task_finished() {
+    executed_.fetch_add(1, std::memory_order_relaxed);
+    running_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  static void* task_main(void* arg) {
+    auto& rec = *static_cast<ThreadRecord*>(arg);
+    OsThreadsScheduler& s = *rec.sched;
+    Task& t = *rec.task;
+    t.invoke(t);
+    s.task_finished();
+    if (GroupState* g = t.group) {
+      t.destroy(t);
+      g->pending.fetch_sub(1, std::memory_order_acq_rel);
+      rec.finished.store(true, std::memory_order_release);  // last touch: rec may be freed
+    } else {
+      t.completion.store(Task::kDone, std::memory_order_release);  // last touch of t
+    }
+    return nullptr;
+  }
+
+  static void* root_main(void* arg) {
+    auto& rec = *static_cast<ThreadRecord*>(arg);
+    try {
+      (*rec.root)();
+    } catch (...) {
+      rec.root_error = std::current_exception();
+    }
+    rec.sched->task_finished();
+    return nullptr;
+  }
+
+  const OsThreadsConfig config_;
+  pthread_attr_t attr_;  // stack size, guard and affinity of every task thread
+
+  std::atomic<std::uint64_t> live_threads_{0};  // started, not yet joined (the limit)
+  std::atomic<std::int64_t> running_{0};        // started, body not finished (live tasks)
+  std::atomic<std::int64_t> peak_{0};
+  std::atomic<std::uint64_t> spawned_{0};
+  std::atomic<std::uint64_t> executed_{0};
+  std::atomic<std::uint64_t> threads_created_{0};
+  std::atomic<std::uint64_t> suspensions_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_os_threads(const OsThreadsConfig& config) {
+  return std::make_unique<OsThreadsScheduler>(config);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,26 @@
+// fiber_guard.hpp: a fiber stack overflow becomes a one-line diagnosis, not memory corruption.
+//
+// Fiber stacks are small (64 KiB by default) and sit above a PROT_NONE guard page (stack.hpp).
+// A task that recurses too deeply writes into the guard page and the kernel raises SIGSEGV on
+// the worker thread, whose stack is the overflowed one, so the handler runs on a per-thread
+// alternate signal stack. It checks that the faulting address is inside the guard page of the
+// fiber the worker is running, prints which task (the harness's label of the case) and the
+// --stack-size that fixes it, and exits with status 1. Any other SIGSEGV is not ours: the
+// default action is restored and the fault repeats as a normal crash.
+//
+// Stacks handed out after the guard-page budget is spent (stack.hpp) have no guard page; an
+// overflow there is not caught. The run's counters say how many stacks were unguarded.
+#pragma once
+
+namespace schedlab {
+
+// Installs the process-wide SIGSEGV handler (idempotent, thread-safe).
+void install_overflow_handler();
+// Gives the calling thread an alternate signal stack; each worker thread calls it at start and
+// release_overflow_stack() before it exits.
+void arm_overflow_stack();
+void release_overflow_stack();
+// What the message calls the task: the harness sets it to the case it is running.
+void set_overflow_context(const char* label) noexcept;
+
+}  // namespace schedlab

@@ -1,0 +1,221 @@
+"""Reading schedlab CSVs and their .meta.json sidecars into one table.
+
+Conventions the rest of the package relies on:
+- an empty cell is "not measured" and becomes NaN, never 0;
+- parameter values are read from the `scheduler_params` / `workload_params` strings
+  ("key=value key=value", keys as on the command line); the per-parameter columns between
+  `workload_params` and `wall_ns` are dropped, because a parameter may share its name with a
+  result column (loops' `tasks` parameter and the `tasks` result);
+- every column after `wall_ns` is numeric and optional.
+"""
+import csv
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+ID_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep",
+              "scheduler_params", "workload_params"]
+REQUIRED_COLUMNS = ID_COLUMNS + ["wall_ns"]
+# What identifies a case; its rows are the repetitions.
+CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
+
+CSV_FIX = "pass a CSV written by `schedlab run` (header run_id,preset,scheduler,...,wall_ns,...)"
+
+
+class UserError(Exception):
+    """A problem with the user's input, reported as one line: `FILE: problem; fix`."""
+
+    def __init__(self, path, problem, fix):
+        super().__init__(f"{path}: {problem}; {fix}")
+
+
+@dataclass
+class RunFile:
+    """One CSV given on the command line and what its sidecar says about it."""
+    csv_path: str
+    rows: int
+    meta: dict = field(default_factory=dict)  # empty when there is no usable sidecar
+    meta_note: str = ""  # why the sidecar is missing or unusable, for the report
+
+    @property
+    def label(self):
+        return self.meta.get("run_id") or os.path.basename(self.csv_path)
+
+
+@dataclass
+class Results:
+    rows: pd.DataFrame
+    files: list
+    result_columns: list  # wall_ns and the columns after it, in the order the CSVs have them
+
+    def measured(self, column):
+        """True when the column exists and at least one row has a value."""
+        return column in self.rows and self.rows[column].notna().any()
+
+    def unavailable_reason(self, column):
+        """The reason the runs' metadata gives for a counter being unavailable, or ""."""
+        reasons = {f.meta.get("counters", {}).get("unavailable", {}).get(column)
+                   for f in self.files}
+        return "; ".join(sorted(str(r) for r in reasons if r))
+
+    def why_unmeasured(self, column):
+        """For a figure: the metadata's reason, else what the CSV shows."""
+        return self.unavailable_reason(column) or (
+            "empty in every row" if column in self.rows else "column absent from the CSV")
+
+
+def parse_params(text):
+    """'stack-size=65536 local-order=lifo' -> {'stack-size': '65536', 'local-order': 'lifo'}."""
+    params = {}
+    for item in text.split():
+        key, _, value = item.partition("=")
+        params[key] = value
+    return params
+
+
+def natural_key(text):
+    """Sort key that orders 'cutoff=8' before 'cutoff=14'."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", text))
+
+
+def sidecar_path(csv_path):
+    stem = csv_path[:-4] if csv_path.endswith(".csv") else csv_path
+    return stem + ".meta.json"
+
+
+def _read_meta(csv_path):
+    path = sidecar_path(csv_path)
+    if not os.path.exists(path):
+        return {}, f"no sidecar {os.path.basename(path)}"
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        return {}, f"sidecar {os.path.basename(path)} unreadable ({e})"
+    if not isinstance(meta, dict):
+        return {}, f"sidecar {os.path.basename(path)} is not a JSON object"
+    # The rest of the package trusts these shapes; drop what does not have them.
+    for key, kind in (("machine", dict), ("counters", dict), ("notes", list)):
+        if not isinstance(meta.get(key, kind()), kind):
+            del meta[key]
+    if not isinstance(meta.get("counters", {}).get("unavailable", {}), dict):
+        del meta["counters"]["unavailable"]
+    return meta, ""
+
+
+def _read_csv(path):
+    # The csv module rather than pandas' parser: it lets a row with the wrong number of cells
+    # be refused instead of silently realigned.
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if not header:
+                raise UserError(path, "empty file (no header, no rows)", CSV_FIX)
+            missing = [c for c in REQUIRED_COLUMNS if c not in header]
+            if missing:
+                raise UserError(path, "missing required column(s) " + ", ".join(missing), CSV_FIX)
+            records = []
+            for record in reader:
+                if not record:
+                    continue  # a blank line
+                if len(record) != len(header):
+                    raise UserError(path, f"line {reader.line_num} has {len(record)} cells, "
+                                    f"the header {len(header)}",
+                                    "the file is damaged; rerun `schedlab run`")
+                records.append(record)
+    except OSError as e:
+        raise UserError(path, f"cannot read ({e.strerror})", "check the path") from None
+    except (UnicodeDecodeError, csv.Error):
+        raise UserError(path, "not a CSV text file", CSV_FIX) from None
+    if not records:
+        raise UserError(path, "no rows (header only)",
+                        "the run recorded nothing; rerun `schedlab run` or pass another CSV")
+
+    first_result = header.index("wall_ns")
+    first_param = header.index("workload_params") + 1
+    # Parameter columns are left out: one may share its name with a result column.
+    keep = [i for i in range(len(header)) if not first_param <= i < first_result]
+    df = pd.DataFrame([[r[i] for i in keep] for r in records], columns=[header[i] for i in keep])
+    return df, header[first_result:]
+
+
+def _to_numbers(path, df, result_columns):
+    """Types the columns in place; required numbers must be present in every row."""
+    for column in ("threads", "rep", "wall_ns"):
+        values = pd.to_numeric(df[column], errors="coerce")
+        bad = values.isna()
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0]) + 1
+            raise UserError(path, f"column {column} is empty or not a number in data row {row}",
+                            "the file is damaged; rerun `schedlab run`")
+        df[column] = values
+    df["threads"] = df["threads"].astype(int)
+    for column in result_columns:
+        if column != "wall_ns":
+            df[column] = pd.to_numeric(df[column], errors="coerce")  # "" -> NaN
+
+
+def _variant_labels(rows):
+    """Short names for (scheduler, scheduler_params): the scheduler, plus in brackets the
+    parameters that differ from the value most rows of that scheduler use. Labels stay short
+    for the usual case of one configuration per scheduler, and name exactly what a variant
+    changed (e.g. 'steal-half [local-order=fifo]')."""
+    labels = {}
+    for scheduler, group in rows.groupby("scheduler", sort=False):
+        variants = group["scheduler_params"].unique()
+        modal = modal_params(group["scheduler_params"])
+        for params in variants:
+            changed = [f"{k}={v}" for k, v in parse_params(params).items() if modal.get(k) != v]
+            labels[(scheduler, params)] = scheduler + (f" [{' '.join(changed)}]" if changed else "")
+    return [labels[(s, p)] for s, p in zip(rows["scheduler"], rows["scheduler_params"])]
+
+
+def modal_params(params_column):
+    """For each key, the value the most rows use."""
+    counts = {}
+    for text in params_column:
+        for key, value in parse_params(text).items():
+            counts.setdefault(key, Counter())[value] += 1
+    return {key: c.most_common(1)[0][0] for key, c in counts.items()}
+
+
+def config_labels(configs):
+    """Labels for (workload, workload_params) pairs naming only the parameters that differ
+    between configurations of the same workload, so that tick labels stay readable."""
+    by_workload = {}
+    for workload, params in configs:
+        by_workload.setdefault(workload, []).append(parse_params(params))
+    labels = {}
+    for workload, params in configs:
+        mine = parse_params(params)
+        siblings = by_workload[workload]
+        varying = [k for k in mine if len({p.get(k) for p in siblings}) > 1]
+        labels[(workload, params)] = " ".join([workload] + [f"{k}={mine[k]}" for k in varying])
+    return labels
+
+
+def load(paths):
+    frames, files, all_result_columns = [], [], []
+    for path in paths:
+        df, result_columns = _read_csv(path)
+        _to_numbers(path, df, result_columns)
+        all_result_columns += [c for c in result_columns if c not in all_result_columns]
+        df["source"] = path
+        frames.append(df)
+        meta, note = _read_meta(path)
+        files.append(RunFile(path, len(df), meta, note))
+    rows = pd.concat(frames, ignore_index=True, sort=False)
+    # Recomputed rather than read: the CSV rounds it, and older CSVs may lack it.
+    if "tasks" in rows:
+        per_task = rows["wall_ns"] / rows["tasks"].where(rows["tasks"] > 0)
+        if "ns_per_task" in rows:
+            per_task = per_task.fillna(rows["ns_per_task"])
+        rows["ns_per_task"] = per_task
+    rows["variant"] = _variant_labels(rows)
+    return Results(rows, files, all_result_columns)

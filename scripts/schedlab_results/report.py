@@ -1,0 +1,146 @@
+"""report.md / report.html: the runs, the machine, the counters, the figures, the claims table
+and the medians of every case."""
+import datetime
+import math
+import os
+
+from . import doc
+from .load import CASE_KEY, natural_key
+from .stats import MIN_REPS, summarise
+
+# Every counter column the harness may write, in CSV order; any of them may be absent or empty.
+COUNTER_COLUMNS = [
+    "cpu_ns", "tasks_spawned", "tasks_executed", "local_pushes", "local_pops", "steal_attempts",
+    "steals", "tasks_stolen", "global_pushes", "global_pops", "overflows", "migrations",
+    "fiber_switches", "suspensions", "parks", "unparks", "idle_ns", "spinning_ns", "handoffs",
+    "threads_created", "peak_live_tasks", "stacks_allocated", "ru_nvcsw", "ru_nivcsw",
+    "papi_l1_dcm", "papi_l2_dcm", "papi_l3_tcm", "papi_tot_ins", "papi_tot_cyc",
+    "perf_context_switches", "perf_cpu_migrations", "perf_page_faults"]
+# Columns after wall_ns that are results rather than counters.
+NOT_COUNTERS = {"wall_ns", "tasks", "ns_per_task"}
+
+
+def flatten(obj, prefix=""):
+    """{'cache_bytes': {'l1d': 1}} -> [('cache_bytes.l1d', 1)]."""
+    items = []
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            items += flatten(value, name + ".")
+        else:
+            items.append((name, value))
+    return items
+
+
+def runs_blocks(results):
+    rows = [[f.csv_path, f.meta.get("run_id", "n/a"), f.meta.get("preset") or "(none)",
+             f.meta.get("status", "n/a"), str(f.rows), f.meta.get("started_utc", "n/a")]
+            for f in results.files]
+    blocks = [doc.Table(["CSV", "run_id", "preset", "status", "rows", "started (UTC)"], rows)]
+    warnings = [f"{f.csv_path}: {f.meta_note}; machine details unknown for it"
+                for f in results.files if f.meta_note]
+    warnings += [f"{f.csv_path}: run status is `{f.meta['status']}`: its cases may be incomplete"
+                 for f in results.files if f.meta.get("status", "complete") != "complete"]
+    notes = [f"{f.label}: {n}" for f in results.files for n in f.meta.get("notes", [])]
+    if warnings:
+        blocks += [doc.Paragraph("Warnings:"), doc.Bullets(warnings)]
+    if notes:
+        blocks += [doc.Paragraph("Notes recorded with the runs:"), doc.Bullets(notes)]
+    return blocks
+
+
+def machine_blocks(results):
+    described = [f for f in results.files if f.meta.get("machine")]
+    if not described:
+        return [doc.Paragraph(
+            "No machine metadata (no .meta.json sidecar with a `machine` object).")]
+    columns = [dict(flatten(f.meta["machine"])) for f in described]
+    keys = list(dict.fromkeys(k for c in columns for k in c))
+    if all(c == columns[0] for c in columns):  # one machine: one value column
+        return [doc.Table(["Key", "Value"], [[k, str(columns[0][k])] for k in keys])]
+    return [doc.Table(["Key"] + [f.label for f in described],
+                      [[k] + [str(c.get(k, "")) for c in columns] for k in keys])]
+
+
+def counters_blocks(results):
+    rows = results.rows
+    sections = [f.meta["counters"] for f in results.files if "counters" in f.meta]
+    events = {}
+    for counters in sections:
+        events.update(counters.get("events") or {})
+    extra = [c for c in results.result_columns
+             if c not in NOT_COUNTERS and c not in COUNTER_COLUMNS]
+    table = []
+    for c in COUNTER_COLUMNS + extra:
+        reason = results.unavailable_reason(c)
+        if c not in rows:
+            status, detail = "absent from the CSV", reason
+        elif rows[c].notna().any():
+            status = f"measured ({rows[c].notna().sum()} of {len(rows)} rows)"
+            detail = "; ".join(filter(None, [events.get(c), reason and f"some runs: {reason}"]))
+        else:
+            status, detail = "not measured (empty in every row)", reason
+        table.append([f"`{c}`", status, detail])
+    blocks = [doc.Paragraph("An empty cell means not measured; it is never read as 0. Details "
+                            "are the event used or the reason a counter was unavailable, from "
+                            "the runs' metadata (`counters`)."),
+              doc.Table(["Column", "Status", "Event or reason"], table)]
+    notes = list(dict.fromkeys(
+        [f"scope: {c['scope']}" for c in sections if c.get("scope")] +
+        [str(n) for c in sections for n in (c.get("notes") or [])]))
+    if notes:
+        blocks += [doc.Paragraph("Counter notes from the runs:"), doc.Bullets(notes)]
+    return blocks
+
+
+def claims_blocks(claims):
+    return [doc.Paragraph(
+        "Each claim compares scheduler variants on the same workload configuration at the "
+        "largest thread count both ran; Mann-Whitney U two-sided on the repetitions, significant "
+        f"at p<0.05; a part holds only if it holds in every configuration. Comparisons with "
+        f"fewer than {MIN_REPS} repetitions a side are marked (n<{MIN_REPS} reps). Rows of "
+        "preset granularity are left out (figure 5 uses them)."),
+        doc.Table(["Claim", "Evidence", "p-value", "Verdict"],
+                  [[c.text, c.evidence, c.p_value, c.verdict] for c in claims])]
+
+
+def medians_blocks(results):
+    rows = results.rows
+    key = CASE_KEY + ["variant"]
+    cases = summarise(rows, "wall_ns")
+    if "ns_per_task" in rows:
+        per_task = summarise(rows, "ns_per_task")[key + ["median"]]
+        cases = cases.merge(per_task.rename(columns={"median": "per_task"}), on=key, how="left")
+    else:
+        cases = cases.assign(per_task=float("nan"))
+    ordered = sorted(cases.itertuples(), key=lambda c: (c.workload, natural_key(c.workload_params),
+                                                         c.variant, c.threads))
+    table = [[c.variant, c.workload, c.workload_params, str(c.threads), str(c.n),
+              f"{c.median / 1e6:.3f}", f"{c.min / 1e6:.3f}–{c.max / 1e6:.3f}",
+              "n/a" if math.isnan(c.per_task) else f"{c.per_task:.1f}"] for c in ordered]
+    return [doc.Paragraph("Scheduler names in brackets show the parameters that differ from the "
+                          "configuration most rows of that scheduler use."),
+            doc.Table(["Scheduler", "Workload", "Workload params", "Threads", "Reps",
+                       "Median wall (ms)", "Wall min–max (ms)", "Median ns/task"], table)]
+
+
+def write(results, sections, claims, out_dir):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    blocks = [doc.Heading(1, "schedlab results report"),
+              doc.Paragraph(f"Generated by scripts/plot at {now} from {len(results.files)} CSV "
+                            f"file(s), {len(results.rows)} rows.")]
+    blocks += runs_blocks(results)
+    blocks += [doc.Heading(2, "Machine")] + machine_blocks(results)
+    blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)
+    blocks.append(doc.Heading(2, "Figures"))
+    for s in sections:
+        blocks += [doc.Heading(3, s.title)] + s.blocks
+    blocks += [doc.Heading(2, "Claims")] + claims_blocks(claims)
+    blocks += [doc.Heading(2, "Medians per case")] + medians_blocks(results)
+
+    md_path = os.path.join(out_dir, "report.md")
+    with open(md_path, "w", encoding="utf-8") as f:
+        f.write(doc.render_markdown(blocks))
+    with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as f:
+        f.write(doc.render_html(blocks, "schedlab results report"))
+    return md_path

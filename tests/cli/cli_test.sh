@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Behaviour of the schedlab command line, end to end: every bad input listed in README.md gets
+# one line naming the problem and the fix and a non-zero exit, nothing is overwritten, and the
+# outputs (CSV, sidecar, schedtrace lines, trace file, interrupted runs) have the promised shape.
+# Usage: cli_test.sh PATH/TO/schedlab
+set -uo pipefail
+SCHEDLAB="$1"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_refused NAME EXIT_CODE REGEX -- ARGS...: exits with EXIT_CODE, stderr is one line
+# matching REGEX.
+expect_refused() {
+  local name="$1" code="$2" regex="$3"
+  shift 4
+  local err rc
+  err="$("$SCHEDLAB" "$@" 2>&1 >/dev/null)"
+  rc=$?
+  if [ "$rc" != "$code" ]; then fail "$name: exit $rc, expected $code ($err)"; return; fi
+  if [ "$(printf '%s\n' "$err" | grep -c .)" != 1 ]; then fail "$name: expected one line, got: $err"; return; fi
+  if ! printf '%s' "$err" | grep -Eq -- "$regex"; then fail "$name: '$err' does not match '$regex'"; return; fi
+  echo "ok: $name: $err"
+}
+
+run_small=(run --scheduler steal-half --workload fib --n 10 --reps 1 --warmup 0)
+expect_refused "unknown scheduler" 2 "unknown scheduler 'nope': choose one of" -- run --scheduler nope --workload fib --out "$WORK/a.csv"
+expect_refused "unknown workload" 2 "unknown workload 'nope': choose one of" -- run --scheduler fair --workload nope --out "$WORK/a.csv"
+expect_refused "unknown preset" 2 "unknown preset 'nope'.*choose one of" -- run --preset nope --out "$WORK/a.csv"
+expect_refused "unknown counter" 2 "unknown counter 'nope'" -- "${run_small[@]}" --counters nope --out "$WORK/a.csv"
+expect_refused "threads 0" 2 "threads 0: out of range; use 1..1024" -- run --scheduler fair --workload fib --threads 0 --out "$WORK/a.csv"
+expect_refused "threads 1025" 2 "threads 1025: out of range; use 1..1024" -- run --scheduler fair --workload fib --threads 1025 --out "$WORK/a.csv"
+expect_refused "fib n 51" 2 "n 51: out of range; use 0..50" -- run --scheduler fair --workload fib --n 51 --out "$WORK/a.csv"
+expect_refused "negative size" 2 "file-size -1: out of range" -- run --scheduler fair --workload iomix --file-size -1 --out "$WORK/a.csv"
+expect_refused "parameter of no selected item" 2 "does not apply" -- run --scheduler fair --workload fib --capacity 8 --out "$WORK/a.csv"
+expect_refused "missing output directory" 2 "output directory $WORK/nodir does not exist" -- "${run_small[@]}" --out "$WORK/nodir/a.csv"
+touch "$WORK/exists.csv"
+expect_refused "existing output file" 2 "already exists; choose another --out" -- "${run_small[@]}" --out "$WORK/exists.csv"
+[ -s "$WORK/exists.csv" ] && fail "existing output file was written to"
+chmod 0555 "$WORK" 2>/dev/null
+if [ "$(id -u)" != 0 ]; then
+  expect_refused "unwritable output" 2 "cannot" -- "${run_small[@]}" --out "$WORK/ro.csv"
+fi
+chmod 0755 "$WORK"
+expect_refused "missing I/O directory" 2 "io-dir $WORK/nodir is not a directory" -- run --scheduler fair --workload iomix --io-dir "$WORK/nodir" --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "parms": {"n": 5}}]}}' >"$WORK/presets.json"
+expect_refused "preset file typo" 2 "unknown key 'parms'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+if "$SCHEDLAB" counters | grep -q "unavailable"; then
+  expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
+fi
+[ -e "$WORK/a.csv" ] && fail "a refused request created its CSV"
+
+# A good run: CSV header and sidecar.
+"$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 12 --threads 1,2 --reps 2 --warmup 0 \
+  --out "$WORK/good.csv" --schedtrace 1 --trace "$WORK/trace.json" 2>"$WORK/stderr" >/dev/null || fail "good run failed"
+[ "$(wc -l <"$WORK/good.csv")" = 9 ] || fail "good run: expected header + 8 rows"
+head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,scheduler_params,workload_params,' || fail "CSV header"
+$PY - "$WORK" <<'PYEOF' || fail "outputs of the good run"
+import csv, json, re, sys
+work = sys.argv[1]
+rows = list(csv.DictReader(open(work + "/good.csv")))
+for r in rows:
+    assert r["wall_ns"] and float(r["wall_ns"]) > 0
+    assert r["tasks_spawned"] == r["tasks_executed"], "spawned != executed"
+    if r["scheduler"] == "fair":
+        assert r["steals"] == "0", "fair never steals"
+    assert int(r["tasks_stolen"] or 0) <= int(r["steal_attempts"] or 0) * 10**9
+    assert r["papi_l2_dcm"] == "" or int(r["papi_l2_dcm"]) >= 0
+meta = json.load(open(work + "/good.meta.json"))
+assert meta["status"] == "complete" and meta["rows"] == 8
+for col in meta["counters"]["unavailable"]:
+    assert all(r[col] == "" for r in rows), col + " unavailable but written"
+line = re.compile(r"^SCHED \d+ms: (gomaxprocs=\d+ idleprocs=\d+ threads=\d+ spinningthreads=\d+ runqueue=\d+ \[(\d+( \d+)*)?\]|\S+ does not expose its queues)$")
+sched = [l for l in open(work + "/stderr") if l.startswith("SCHED")]
+assert sched, "no schedtrace line"
+assert all(line.match(l.rstrip("\n")) for l in sched), [l for l in sched if not line.match(l.rstrip())][:3]
+trace = json.load(open(work + "/trace.json"))
+names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e["ph"] == "M"}
+assert len({p for p, _ in names}) == 4, names  # one process per case
+assert any(n == "worker 1" for _, n in names)
+assert any(e["name"] == "task" and e["ph"] == "X" for e in trace["traceEvents"])
+PYEOF
+
+# SIGINT: completed rows kept, no partial line, sidecar says interrupted, exit 130.
+"$SCHEDLAB" run --scheduler steal-half --workload loops --iters 200000 --reps 1000 --warmup 0 --out "$WORK/int.csv" >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 130 ] || fail "interrupted run exit $rc, expected 130"
+$PY - "$WORK" <<'PYEOF' || fail "interrupted run outputs"
+import csv, json, sys
+work = sys.argv[1]
+text = open(work + "/int.csv").read()
+assert text.endswith("\n"), "partial last line"
+rows = list(csv.DictReader(open(work + "/int.csv")))
+assert 0 < len(rows) < 1000, len(rows)
+assert json.load(open(work + "/int.meta.json"))["status"] == "interrupted"
+PYEOF
+
+if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all CLI checks passed"

@@ -1,0 +1,215 @@
+// The go-runtime reference: schedlab-go's workloads run, check themselves and count their
+// goroutines as schedlab counts tasks, errors come back as exceptions that say what is wrong,
+// and the Go loop lengths are the C++ ones. Skipped only when there is no schedlab-go.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "fib/fib.hpp"
+#include "go_reference.hpp"
+#include "loops/lengths.hpp"
+
+namespace schedlab {
+namespace {
+
+using Args = std::vector<std::pair<std::string, std::string>>;
+
+class GoReference : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = go_reference_unavailable()) GTEST_SKIP() << *why;
+  }
+};
+
+// Runs one repetition and checks its task count.
+void expect_runs(const std::string& workload, const Args& args, std::uint64_t tasks,
+                 unsigned threads = 2) {
+  SCOPED_TRACE(workload);
+  const std::vector<GoRun> runs = run_go_reference(workload, args, threads, 0, 1, 0);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_GT(runs[0].wall_ns, 0);
+  EXPECT_EQ(runs[0].tasks, static_cast<double>(tasks));
+}
+
+TEST(GoReferenceSupport, KnowsItsWorkloads) {
+  for (const char* w : {"fib-go", "fib", "loops", "iomix"})
+    EXPECT_TRUE(go_supports_workload(w)) << w;
+  EXPECT_FALSE(go_supports_workload("matmul"));
+}
+
+TEST(GoReferenceSupport, ABadOverrideIsExplained) {
+  const char* old = std::getenv("SCHEDLAB_GO_BINARY");
+  const std::optional<std::string> saved =
+      old != nullptr ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("SCHEDLAB_GO_BINARY", "/nonexistent/schedlab-go", 1);
+  const std::optional<std::string> why = go_reference_unavailable();
+  EXPECT_THROW(run_go_reference("fib", {{"n", "5"}}, 1, 0, 1, 0), std::runtime_error);
+  if (saved) {
+    ::setenv("SCHEDLAB_GO_BINARY", saved->c_str(), 1);
+  } else {
+    ::unsetenv("SCHEDLAB_GO_BINARY");
+  }
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("/nonexistent/schedlab-go"), std::string::npos) << *why;
+  EXPECT_NE(why->find("SCHEDLAB_GO_BINARY"), std::string::npos) << *why;
+}
+
+TEST_F(GoReference, FibShapesCountTasksAsSchedlab) {
+  for (const auto& [n, cutoff] : std::vector<std::pair<int, int>>{{15, 0}, {20, 12}, {2, 0}}) {
+    const Args args{{"n", std::to_string(n)}, {"cutoff", std::to_string(cutoff)}};
+    expect_runs("fib-go", args, fib_tasks(FibShape::go, n, cutoff) + 1);
+    expect_runs("fib", args, fib_tasks(FibShape::cilk, n, cutoff) + 1);
+  }
+  expect_runs("fib", {{"n", "0"}, {"cutoff", "0"}}, 1);
+}
+
+TEST_F(GoReference, WarmupAndRepetitions) {
+  const std::vector<GoRun> runs = run_go_reference("fib-go", {{"n", "12"}}, 1, 2, 3, 0);
+  EXPECT_EQ(runs.size(), 3u);
+}
+
+TEST_F(GoReference, LoopsAllSkews) {
+  for (const char* skew : {"uniform", "one-long", "heavy-tail"}) {
+    expect_runs("loops", {{"tasks", "50"}, {"iters", "1000"}, {"skew", skew}, {"seed", "7"}}, 51);
+  }
+}
+
+TEST_F(GoReference, ABadParameterIsTheProgramsError) {
+  try {
+    run_go_reference("fib-go", {{"n", "0"}}, 1, 0, 1, 0);
+    FAIL() << "fib-go n=0 ran";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "go-runtime fib-go: --n 0 is out of range: use 1 <= n <= 50");
+  }
+  EXPECT_THROW(run_go_reference("loops", {{"skew", "lumpy"}}, 1, 0, 1, 0), std::runtime_error);
+  EXPECT_THROW(run_go_reference("loops", {{"no-such-param", "1"}}, 1, 0, 1, 0), std::runtime_error);
+}
+
+// iomix reads files that the C++ workload makes; here the test makes them.
+class GoIomix : public GoReference {
+ protected:
+  static constexpr std::uint64_t kFiles = 4;
+  static constexpr std::uint64_t kFileSize = 10000;
+
+  void SetUp() override {
+    GoReference::SetUp();
+    if (IsSkipped()) return;
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "schedlab-go-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    for (std::uint64_t f = 0; f < kFiles; ++f) {
+      std::ofstream out(file(f), std::ios::binary);
+      out << std::string(kFileSize, 'x');
+      ASSERT_TRUE(out.good());
+    }
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string file(std::uint64_t f) const { return dir_ + "/file-" + std::to_string(f); }
+  // What the runner passes: every iomix parameter, then the workload's external_args().
+  Args args(const std::string& cold) const {
+    return {{"tasks", "20"},
+            {"iters", "100001"},
+            {"files", std::to_string(kFiles)},
+            {"file-size", std::to_string(kFileSize)},
+            {"reads-per-task", "3"},
+            {"cold", cold},
+            {"io-dir", std::filesystem::path(dir_).parent_path().string()},
+            {"dir", dir_}};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(GoIomix, WarmAndCold) {
+  expect_runs("iomix", args("off"), 21);
+  expect_runs("iomix", args("on"), 21);
+}
+
+TEST_F(GoIomix, AMissingFileIsNamed) {
+  std::filesystem::remove(file(3));
+  try {
+    run_go_reference("iomix", args("off"), 2, 0, 1, 0);
+    FAIL() << "iomix ran without " << file(3);
+  } catch (const std::runtime_error& e) {
+    const std::string want =
+        "go-runtime iomix: cannot read " + file(3) + ": no such file or directory; ";
+    EXPECT_EQ(std::string(e.what()).rfind(want, 0), 0u) << e.what();
+  }
+}
+
+TEST_F(GoIomix, AFileOfTheWrongSizeFailsTheCheck) {
+  std::filesystem::resize_file(file(1), kFileSize - 1);
+  EXPECT_THROW(run_go_reference("iomix", args("off"), 2, 0, 1, 0), std::runtime_error);
+}
+
+// `schedlab-go loop-lengths` prints the Go generator's lengths; they must be the C++ ones.
+std::vector<std::uint64_t> go_loop_lengths(std::uint64_t tasks, std::uint64_t iters,
+                                           const std::string& skew, std::uint64_t seed) {
+  const std::string binary = go_reference_binary();
+  EXPECT_EQ(binary.find('\''), std::string::npos) << "the test quotes the path with ''";
+  const std::string command = "'" + binary + "' loop-lengths --tasks=" + std::to_string(tasks) +
+                              " --iters=" + std::to_string(iters) + " --skew=" + skew +
+                              " --seed=" + std::to_string(seed);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return {};
+  }
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  EXPECT_EQ(::pclose(pipe), 0) << command << ": " << out;
+  return nlohmann::json::parse(out).at("lengths").get<std::vector<std::uint64_t>>();
+}
+
+TEST_F(GoReference, LoopLengthsMatchTheCpp) {
+  struct Case {
+    std::uint64_t tasks, iters;
+    const char* skew;
+    std::uint64_t seed;
+  };
+  for (const Case& c : std::vector<Case>{{2000, 1000000, "uniform", 1},
+                                         {2000, 1000000, "one-long", 1},
+                                         {2000, 1000000, "heavy-tail", 1},
+                                         {2000, 1000000, "heavy-tail", 2},
+                                         {100000, 1000, "heavy-tail", 12345},
+                                         {7, 3, "heavy-tail", 0},
+                                         {1, 1, "one-long", 1}}) {
+    SCOPED_TRACE(std::string(c.skew) + " tasks " + std::to_string(c.tasks) + " seed " +
+                 std::to_string(c.seed));
+    EXPECT_EQ(go_loop_lengths(c.tasks, c.iters, c.skew, c.seed),
+              loop_lengths(c.tasks, c.iters, c.skew, c.seed));
+  }
+}
+
+TEST(LoopLengths, Shapes) {
+  EXPECT_EQ(loop_lengths(3, 10, "uniform", 1), (std::vector<std::uint64_t>{10, 10, 10}));
+  EXPECT_EQ(loop_lengths(4, 10, "one-long", 1), (std::vector<std::uint64_t>{20, 10, 10, 10}));
+  EXPECT_THROW(loop_lengths(4, 10, "lumpy", 1), std::invalid_argument);
+  EXPECT_THROW(loop_lengths(1ULL << 33, 1ULL << 33, "uniform", 1), std::invalid_argument);
+  // heavy-tail: within the clamp, and a mean near iters (Pareto, alpha 1.5: slow to converge).
+  const std::vector<std::uint64_t> h = loop_lengths(100000, 1000000, "heavy-tail", 3);
+  double sum = 0;
+  for (const std::uint64_t n : h) {
+    ASSERT_GE(n, 1u);
+    ASSERT_LE(n, 100000ULL * 1000000 / 4);
+    sum += static_cast<double>(n);
+  }
+  EXPECT_NEAR(sum / static_cast<double>(h.size()), 1e6, 1e5);
+  EXPECT_EQ(h, loop_lengths(100000, 1000000, "heavy-tail", 3));
+  EXPECT_NE(h, loop_lengths(100000, 1000000, "heavy-tail", 4));
+}
+
+}  // namespace
+}  // namespace schedlab

@@ -1,0 +1,263 @@
+"""End-to-end tests of scripts/plot and scripts/compare on the fixture in
+tests/fixtures/results (run through the real bash entry points, as users do)."""
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLOT = ROOT / "scripts" / "plot"
+COMPARE = ROOT / "scripts" / "compare"
+FIXTURE = ROOT / "tests" / "fixtures" / "results" / "small.csv"
+
+CLAIMS = [
+    "fair split leaves a processor idle when tasks are unequal",
+    "one central queue costs more per task and spreads related tasks across cores",
+    "the owner's LIFO pop keeps data in cache, joins earlier and keeps fewer tasks alive",
+    "stealing half from a random victim balances load",
+    "handing off the P keeps the CPUs busy while a task blocks in I/O",
+]
+VERDICT = re.compile(r"^(held|not held|needs hardware counters|not measured \(run preset [\w-]+\))")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run(tool, *args, env=None):
+    return subprocess.run([str(tool), *map(str, args)], capture_output=True, text=True,
+                          timeout=240, env=env)
+
+
+def section(markdown, heading):
+    """The text under `## heading` up to the next heading of the same level."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown, re.M | re.S)
+    return match.group(1) if match else ""
+
+
+def table_rows(text):
+    """Body rows of the first Markdown table in `text`, split into cells."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines[2:]]
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def fixture_rows():
+    with open(FIXTURE, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        return header, list(reader)
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="schedlab-plot-test-"))
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def assert_user_error(self, result, tool, text):
+        """Exit status 2 and exactly one line on stderr naming the problem, no traceback."""
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(f"{tool}: error: "), lines[0])
+        self.assertIn(text, lines[0])
+        self.assertNotIn("Traceback", result.stderr)
+
+
+class PlotFixtureTest(unittest.TestCase):
+    """One plot of the whole fixture, checked from several sides."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = Path(tempfile.mkdtemp(prefix="schedlab-plot-test-"))
+        cls.result = run(PLOT, FIXTURE, "--out", cls.out)
+        report = cls.out / "report.md"
+        cls.report = report.read_text() if report.exists() else ""
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out)
+
+    def test_runs_cleanly_and_prints_the_report_path(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        self.assertEqual(self.result.stderr, "")
+        self.assertEqual(self.result.stdout.strip().splitlines()[-1],
+                         f"report: {self.out / 'report.md'}")
+
+    def test_every_figure_is_a_valid_png_and_svg(self):
+        pngs = sorted(self.out.glob("*.png"))
+        names = {p.stem for p in pngs}
+        for expected in ("time_fib", "time_loops", "speedup_fib", "cache_switches", "traffic",
+                         "granularity", "iomix"):
+            self.assertIn(expected, names)
+        for png in pngs:
+            data = png.read_bytes()
+            self.assertEqual(data[:8], PNG_SIGNATURE, png.name)
+            self.assertGreater(len(data), 1024, png.name)
+            svg = png.with_suffix(".svg")
+            self.assertGreater(svg.stat().st_size, 1024, svg.name)
+            self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), svg.name)
+
+    def test_report_has_every_section_and_links_every_figure(self):
+        for heading in ("## Machine", "## Counters", "## Figures", "## Claims",
+                        "## Medians per case"):
+            self.assertIn(f"\n{heading}\n", self.report)
+        for png in self.out.glob("*.png"):
+            self.assertIn(f"]({png.name})", self.report)
+        self.assertIn("cpu_model", section(self.report, "Machine"))
+        html = (self.out / "report.html").read_text()
+        self.assertIn('<img src="time_fib.png"', html)
+
+    def test_claims_table_has_one_row_per_claim(self):
+        rows = table_rows(section(self.report, "Claims"))
+        self.assertEqual([r[0] for r in rows], CLAIMS)
+        for claim, evidence, p_value, verdict in rows:
+            self.assertRegex(verdict, VERDICT, claim)
+            self.assertTrue(evidence and p_value, claim)
+        header, fixture = fixture_rows()
+        l2 = header.index("papi_l2_dcm")
+        if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
+            self.assertIn("cache: needs hardware counters", rows[2][3])
+
+    def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
+        counters = section(self.report, "Counters")
+        meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
+        for column, reason in meta["counters"]["unavailable"].items():
+            self.assertIn(f"| `{column}` | not measured (empty in every row) | {reason} |",
+                          counters)
+        self.assertRegex(counters, r"`cpu_ns` \| measured \(\d+ of \d+ rows\)")
+
+    def test_granularity_table_has_every_scheduler(self):
+        figures = section(self.report, "Figures")
+        for scheduler in ("central", "fair", "steal-half"):
+            self.assertRegex(figures, rf"\| loops \| {scheduler} \| 2 \| serial \| "
+                                      r"(not reached|(<=)?[\d.]+) \|")
+
+
+class PlotPartialDataTest(TempDirTest):
+    def test_cache_claim_uses_hardware_counters_when_measured(self):
+        header, rows = fixture_rows()
+        l2, workload = header.index("papi_l2_dcm"), header.index("workload")
+        params = header.index("scheduler_params")
+        locality = [r for r in rows if r[workload] == "locality"]
+        for r in locality:
+            r[l2] = "2000" if "local-order=lifo" in r[params] else "9000"
+        csv_path = self.tmp / "cache.csv"
+        write_csv(csv_path, header, locality)
+        result = run(PLOT, csv_path, "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = (self.tmp / "out" / "report.md").read_text()
+        claims = table_rows(section(report, "Claims"))
+        self.assertEqual(len(claims), 5)
+        self.assertNotIn("needs hardware counters", claims[2][3])
+        self.assertIn("papi_l2_dcm/task", claims[2][1])
+        self.assertTrue(claims[0][3].startswith("not measured (run preset"))
+
+    def test_metg_is_interpolated_where_efficiency_crosses_half(self):
+        # The fixture's own efficiencies depend on the machine's load when it was recorded, so
+        # the wall times of its loops sweep are rewritten to known efficiencies.
+        header, rows = fixture_rows()
+        col = {name: header.index(name) for name in
+               ("preset", "workload", "workload_params", "scheduler", "wall_ns")}
+        sweep = [r for r in rows
+                 if r[col["preset"]] == "granularity" and r[col["workload"]] == "loops"]
+        serial = {r[col["workload_params"]]: float(r[col["wall_ns"]])
+                  for r in sweep if r[col["scheduler"]] == "serial"}
+        finest_first = sorted(serial, key=lambda p: serial[p])
+        wanted = dict(zip(finest_first, (0.2, 0.6, 0.9)))
+        for r in sweep:
+            if r[col["scheduler"]] != "serial":
+                params = r[col["workload_params"]]
+                r[col["wall_ns"]] = str(round(serial[params] / (2 * wanted[params])))
+        write_csv(self.tmp / "metg.csv", header, sweep)
+        result = run(PLOT, self.tmp / "metg.csv", "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        figures = section((self.tmp / "out" / "report.md").read_text(), "Figures")
+        self.assertRegex(figures, r"\| loops \| steal-half \| 2 \| serial \| [\d.]+ \|")
+
+    def test_old_csv_without_counters_or_sidecar(self):
+        header, rows = fixture_rows()
+        keep = header.index("ns_per_task") + 1
+        fib = [r[:keep] for r in rows if r[header.index("workload")] == "fib"]
+        csv_path = self.tmp / "old.csv"
+        write_csv(csv_path, header[:keep], fib)
+        result = run(PLOT, csv_path, "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = (self.tmp / "out" / "report.md").read_text()
+        self.assertIn("Skipped: no iomix rows", report)
+        self.assertIn("absent from the CSV", section(report, "Counters"))
+        self.assertIn("no .meta.json sidecar", report)
+        self.assertEqual(len(table_rows(section(report, "Claims"))), 5)
+
+
+class CompareTest(TempDirTest):
+    def test_fixture_against_itself_shows_no_change(self):
+        result = run(COMPARE, FIXTURE, FIXTURE)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no significant change", result.stdout)
+        self.assertNotRegex(result.stdout, r"\b(faster|slower)$")
+        self.assertNotIn("only in", result.stdout)
+
+    def test_lists_cases_present_in_one_file_only(self):
+        header, rows = fixture_rows()
+        workload = header.index("workload")
+        write_csv(self.tmp / "fib.csv", header, [r for r in rows if r[workload] == "fib"])
+        result = run(COMPARE, FIXTURE, self.tmp / "fib.csv")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("only in OLD", result.stdout)
+        self.assertNotIn("only in NEW", result.stdout)
+
+    def test_bad_input_is_one_line_and_status_2(self):
+        write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
+        self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
+                               "missing required column(s) run_id")
+
+
+class PlotErrorTest(TempDirTest):
+    def test_missing_columns(self):
+        write_csv(self.tmp / "bad.csv", ["scheduler", "workload", "wall_ns"],
+                  [["fair", "fib", "1"]])
+        self.assert_user_error(run(PLOT, self.tmp / "bad.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "missing required column(s) run_id")
+
+    def test_empty_file(self):
+        (self.tmp / "empty.csv").write_text("")
+        self.assert_user_error(run(PLOT, self.tmp / "empty.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "empty file")
+
+    def test_header_only(self):
+        header, _ = fixture_rows()
+        write_csv(self.tmp / "header.csv", header, [])
+        self.assert_user_error(run(PLOT, self.tmp / "header.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "no rows")
+
+    def test_row_with_wrong_cell_count(self):
+        header, rows = fixture_rows()
+        write_csv(self.tmp / "short.csv", header, [rows[0], rows[1][:5]])
+        self.assert_user_error(run(PLOT, self.tmp / "short.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "line 3 has 5 cells")
+
+    def test_unreadable_file(self):
+        self.assert_user_error(run(PLOT, self.tmp / "missing.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "cannot read")
+
+    def test_no_suitable_python_is_one_clear_line(self):
+        env = {**os.environ, "SCHEDLAB_PYTHON": "/bin/false"}
+        result = run(PLOT, FIXTURE, "--out", self.tmp / "out", env=env)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.strip(),
+                         "scripts/plot: needs python3 with matplotlib and pandas; install: "
+                         "apt-get install python3-matplotlib python3-pandas python3-scipy")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,111 @@
+"""Unit tests of the pieces of schedlab_results that decide numbers and verdicts."""
+import math
+import unittest
+
+import pandas as pd
+
+from schedlab_results.claims import verdict
+from schedlab_results.load import _variant_labels, config_labels, natural_key
+from schedlab_results.stats import change_interval, efficiency_reference, metg, mwu_p
+
+
+class MetgTest(unittest.TestCase):
+    def test_interpolates_in_log_granularity(self):
+        value, note = metg([(1.0, 0.2), (100.0, 0.8)])
+        self.assertEqual(note, "")
+        self.assertAlmostEqual(value, 10.0)  # halfway in log between 1 and 100
+
+    def test_first_crossing_counts_even_if_the_curve_dips_later(self):
+        value, _ = metg([(1.0, 0.4), (2.0, 0.6), (4.0, 0.45), (8.0, 0.9)])
+        self.assertLess(value, 2.0)
+
+    def test_finest_point_already_efficient(self):
+        self.assertEqual(metg([(3.0, 0.7), (30.0, 0.9)]), (3.0, "<="))
+
+    def test_not_reached(self):
+        self.assertEqual(metg([(1.0, 0.1), (10.0, 0.3)]), (None, ""))
+
+    def test_ignores_unmeasured_points(self):
+        value, _ = metg([(1.0, math.nan), (10.0, 0.6)])
+        self.assertEqual(value, 10.0)
+
+
+class TestsAndIntervalsTest(unittest.TestCase):
+    def test_mwu_separated_samples(self):
+        self.assertLess(mwu_p(range(9), range(10, 19)), 0.05)
+
+    def test_mwu_ignores_unmeasured_and_needs_both_sides(self):
+        self.assertIsNone(mwu_p([math.nan], [1.0, 2.0]))
+
+    def test_change_interval_of_identical_samples_contains_zero(self):
+        low, high = change_interval([10, 11, 12, 13], [10, 11, 12, 13])
+        self.assertLessEqual(low, 0.0)
+        self.assertGreaterEqual(high, 0.0)
+
+    def test_change_interval_of_a_halving(self):
+        low, high = change_interval([100.0] * 5, [50.0] * 5)
+        self.assertAlmostEqual(low, -50.0)
+        self.assertAlmostEqual(high, -50.0)
+
+
+class EfficiencyReferenceTest(unittest.TestCase):
+    MEDIANS = pd.DataFrame([
+        {"scheduler": "serial", "scheduler_params": "", "workload": "loops",
+         "workload_params": "iters=10", "threads": 1, "median": 100.0},
+        {"scheduler": "fair", "scheduler_params": "a=1", "workload": "loops",
+         "workload_params": "iters=10", "threads": 1, "median": 120.0},
+        {"scheduler": "fair", "scheduler_params": "a=1", "workload": "loops",
+         "workload_params": "iters=20", "threads": 1, "median": 220.0},
+    ])
+
+    def test_serial_preferred(self):
+        self.assertEqual(efficiency_reference(self.MEDIANS, "fair", "a=1", "loops", "iters=10"),
+                         (100.0, "serial"))
+
+    def test_own_one_thread_run_otherwise(self):
+        self.assertEqual(efficiency_reference(self.MEDIANS, "fair", "a=1", "loops", "iters=20"),
+                         (220.0, "own 1-thread"))
+
+    def test_none(self):
+        self.assertEqual(efficiency_reference(self.MEDIANS, "central", "", "loops", "iters=20"),
+                         (None, ""))
+
+
+class VerdictTest(unittest.TestCase):
+    def test_single_part(self):
+        self.assertEqual(verdict({"wall time": "held"}, False), "held")
+        self.assertEqual(verdict({"wall time": "not held"}, True), "not held (n<9 reps)")
+
+    def test_parts_without_hardware_counters(self):
+        parts = {"time": "held", "live tasks": "held", "cache": "needs hardware counters"}
+        self.assertEqual(verdict(parts, False),
+                         "held (time, live tasks); cache: needs hardware counters")
+
+    def test_mixed(self):
+        self.assertEqual(verdict({"cost": "held", "migrations": "not held"}, False),
+                         "held (cost); not held (migrations)")
+
+
+class LabelsTest(unittest.TestCase):
+    def test_variant_names_only_what_differs_from_the_usual_configuration(self):
+        rows = pd.DataFrame({"scheduler": ["steal-half"] * 4 + ["fair"],
+                             "scheduler_params": ["order=lifo handoff=on"] * 2 +
+                                                 ["order=fifo handoff=on", "order=lifo handoff=off",
+                                                  "order=lifo"]})
+        self.assertEqual(_variant_labels(rows),
+                         ["steal-half", "steal-half", "steal-half [order=fifo]",
+                          "steal-half [handoff=off]", "fair"])
+
+    def test_config_labels_name_the_varying_parameters(self):
+        labels = config_labels([("fib", "n=20 cutoff=8"), ("fib", "n=20 cutoff=14"),
+                                ("loops", "tasks=64 skew=uniform")])
+        self.assertEqual(labels[("fib", "n=20 cutoff=8")], "fib cutoff=8")
+        self.assertEqual(labels[("loops", "tasks=64 skew=uniform")], "loops")
+
+    def test_natural_order(self):
+        self.assertEqual(sorted(["cutoff=14", "cutoff=8"], key=natural_key),
+                         ["cutoff=8", "cutoff=14"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,3 @@
+module schedlab/go
+
+go 1.19

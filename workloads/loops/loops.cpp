@@ -1,0 +1,62 @@
+// loops: one parent spawns N tasks, each an increment loop, and waits on a wait group.
+//
+// This is the seeds' second program (2000 goroutines, each counting to M, a sync.WaitGroup).
+// With `uniform` lengths every design that keeps its processors busy finishes in about
+// N*M/threads increments. The skewed lengths (lengths.hpp) are where designs differ: `fair`
+// binds task i to processor i mod P at spawn time, so with `one-long` one processor gets the
+// long task *and* its share of the short ones while the other runs out of work and idles;
+// a stealing design moves the short tasks to the idle processor.
+//
+// The result is checked: every task adds the count it really computed to one total, which must
+// equal the sum of the lengths (N*M when uniform).
+#include "loops.hpp"
+
+#include <atomic>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "api.hpp"
+#include "lengths.hpp"
+#include "spin.hpp"
+
+namespace schedlab {
+namespace {
+
+class LoopsWorkload final : public Workload {
+ public:
+  explicit LoopsWorkload(const LoopsParams& p)
+      : params_(p), lengths_(loop_lengths(p.tasks, p.iters, p.skew, p.seed)),
+        expected_(std::accumulate(lengths_.begin(), lengths_.end(), std::uint64_t{0})) {}
+
+  void run() override {
+    total_.store(0, std::memory_order_relaxed);
+    WaitGroup wg;
+    for (const std::uint64_t length : lengths_) {
+      wg.go([this, length] { total_.fetch_add(count_up(length), std::memory_order_relaxed); });
+    }
+    wg.wait();
+  }
+
+  std::string check() override {
+    const std::uint64_t got = total_.load();
+    if (got == expected_) return {};
+    return "loops summed " + std::to_string(got) + " increments, expected " + std::to_string(expected_);
+  }
+
+  std::optional<std::uint64_t> expected_tasks() const override { return params_.tasks; }
+
+ private:
+  const LoopsParams params_;
+  const std::vector<std::uint64_t> lengths_;
+  const std::uint64_t expected_;
+  std::atomic<std::uint64_t> total_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_loops(LoopsParams params) {
+  return std::make_unique<LoopsWorkload>(params);
+}
+
+}  // namespace schedlab
