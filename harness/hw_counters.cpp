@@ -85,8 +85,11 @@ std::string privilege_text() {
          (geteuid() == 0 ? ", running as root" : ", not root");
 }
 
-bool cpu_pmu_exposed() { return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
-                                access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0; }
+// The core PMU ("cpu", or "cpu_core" on hybrid Intel parts) as the kernel registers it.
+bool cpu_pmu_exposed() {
+  return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+         access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+}
 
 pid_t this_tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
@@ -166,8 +169,10 @@ std::string kernel_open_error(const KernelEvent& k, int err) {
                              : " (the kernel exposes no hardware PMU here, as in a VM without "
                                "PMU passthrough)";
     }
-  } else if (err == EACCES || err == EPERM) {
+  } else if (err == EACCES) {
     s += " (" + privilege_text() + ")";
+  } else if (err == EPERM) {  // what container runtimes' default seccomp filters answer
+    s += " (" + privilege_text() + "; or perf_event_open blocked by a seccomp filter)";
   }
   return s;
 }
@@ -210,7 +215,8 @@ PapiState init_papi() {
   st.perf_cidx = PAPI_get_component_index("perf_event");
   if (st.perf_cidx >= 0) {
     if (const PAPI_component_info_t* ci = PAPI_get_component_info(st.perf_cidx)) {
-      if (ci->disabled) st.perf_disabled = ci->disabled_reason[0] ? ci->disabled_reason : "disabled";
+      if (ci->disabled)
+        st.perf_disabled = ci->disabled_reason[0] ? ci->disabled_reason : "disabled";
     }
     st.hw_counters = std::max(0, PAPI_num_cmp_hwctrs(st.perf_cidx));
   } else {
@@ -231,7 +237,7 @@ struct Tried {
 
 struct ProbedEvent {
   std::vector<Tried> tried;
-  int chosen = -1;              // index into tried/candidates
+  int chosen = -1;  // index into tried/candidates
   Backend backend = Backend::papi;
   const KernelEvent* kev = nullptr;
   bool exclude_kernel = false;  // kernel back end, hardware event, counted in user space only
@@ -268,18 +274,45 @@ Tried try_papi(const PapiState& st, const std::string& name) {
     t.reason = st.init;
     return t;
   }
-  int set = PAPI_NULL;
-  int r = PAPI_create_eventset(&set);
-  if (r == PAPI_OK) {
-    r = PAPI_add_named_event(set, name.c_str());
+  // First whether the event exists, then the same steps as ThreadCounters::open_papi on this
+  // thread: an event that adds but cannot be attached to a thread is of no use to us. (Seen on
+  // a KVM guest with PAPI 7.0: the perf_event component is enabled and adds
+  // perf::CONTEXT-SWITCHES, yet PAPI_attach answers "Event does not exist" for every event; the
+  // kernel back end then counts them.)
+  auto try_set = [&](bool attach, const char** step) {
+    int set = PAPI_NULL;
+    *step = "PAPI_create_eventset";
+    int r = PAPI_create_eventset(&set);
+    if (r != PAPI_OK) return r;
+    if (attach) {
+      *step = "PAPI_assign_eventset_component";
+      r = PAPI_assign_eventset_component(set, st.perf_cidx);
+      if (r == PAPI_OK) {
+        *step = "PAPI_attach";
+        r = PAPI_attach(set, static_cast<unsigned long>(this_tid()));
+      }
+    }
+    if (r == PAPI_OK) {
+      *step = "PAPI_add_named_event";
+      r = PAPI_add_named_event(set, name.c_str());
+    }
     PAPI_cleanup_eventset(set);
     PAPI_destroy_eventset(&set);
+    return r;
+  };
+  const char* step = "";
+  int r = try_set(false, &step);
+  std::string prefix;
+  if (r == PAPI_OK) {
+    r = try_set(true, &step);
+    prefix = std::string("adds, but ") + step + ": ";
   }
   if (r == PAPI_OK) {
     t.ok = true;
   } else {
-    t.reason = papi_error(r);
-    if (!st.perf_disabled.empty()) t.reason += " [PAPI perf_event component: " + st.perf_disabled + "]";
+    t.reason = prefix + papi_error(r);
+    if (!st.perf_disabled.empty())
+      t.reason += " [PAPI perf_event component: " + st.perf_disabled + "]";
   }
   return t;
 }
@@ -316,7 +349,7 @@ struct Slot {
 };
 
 struct Plan {
-  std::vector<Slot> papi;    // in the order they are added to each event set
+  std::vector<Slot> papi;  // in the order they are added to each event set
   std::vector<Slot> kernel;
   bool papi_multiplex = false;
   int papi_cidx = -1;
@@ -387,8 +420,8 @@ class ThreadCounters {
       papi_base_.assign(papi_count_, 0);
       const int r = papi_started_ ? PAPI_read(papi_set_, papi_base_.data()) : PAPI_start(papi_set_);
       if (r != PAPI_OK) {
-        *error = "thread " + std::to_string(tid_) + (papi_started_ ? ": PAPI_read: " : ": PAPI_start: ") +
-                 papi_error(r);
+        *error = "thread " + std::to_string(tid_) +
+                 (papi_started_ ? ": PAPI_read: " : ": PAPI_start: ") + papi_error(r);
         return false;
       }
       papi_started_ = true;  // PAPI_start zeroed the counts: the base is 0
@@ -396,7 +429,8 @@ class ThreadCounters {
     for (Group& g : groups_) {
       if (!g.enabled) {
         if (ioctl(g.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0) {
-          *error = "thread " + std::to_string(tid_) + ": enabling perf events: " + errno_text(errno);
+          *error =
+              "thread " + std::to_string(tid_) + ": enabling perf events: " + errno_text(errno);
           return false;
         }
         g.enabled = true;
@@ -432,7 +466,8 @@ class ThreadCounters {
           lost[plan.papi[i].column] = true;
         }
       }
-      if (r != PAPI_OK) notes.push_back("thread " + std::to_string(tid_) + ": PAPI_read: " + papi_error(r));
+      if (r != PAPI_OK)
+        notes.push_back("thread " + std::to_string(tid_) + ": PAPI_read: " + papi_error(r));
     }
     std::vector<std::uint64_t> now;
     for (Group& g : groups_) {
@@ -456,16 +491,17 @@ class ThreadCounters {
         sum[col] += static_cast<long long>(value + 0.5L);
       }
       if (unreadable) {
-        notes.push_back("thread " + std::to_string(tid_) + ": " + plan.kernel[g.slots[0]].event +
-                        (complete ? ": never scheduled on the PMU" : ": read: " + errno_text(errno)));
+        notes.push_back(
+            "thread " + std::to_string(tid_) + ": " + plan.kernel[g.slots[0]].event +
+            (complete ? ": never scheduled on the PMU" : ": read: " + errno_text(errno)));
       }
     }
   }
 
  private:
   struct Group {
-    std::vector<int> fds;             // fds[0] is the leader
-    std::vector<std::size_t> slots;   // indices into plan.kernel, in read order
+    std::vector<int> fds;            // fds[0] is the leader
+    std::vector<std::size_t> slots;  // indices into plan.kernel, in read order
     bool enabled = false;
     std::vector<std::uint64_t> base;  // the read at this run's start
   };
@@ -523,9 +559,11 @@ class ThreadCounters {
       // way); each hardware event is its own group so that the kernel can rotate them.
       Group single;
       Group& g = s.kev->software ? software : single;
-      const int fd = open_kernel_event(*s.kev, s.exclude_kernel, tid_, g.fds.empty() ? -1 : g.fds[0]);
+      const int fd =
+          open_kernel_event(*s.kev, s.exclude_kernel, tid_, g.fds.empty() ? -1 : g.fds[0]);
       if (fd < 0) {
-        *error = "thread " + std::to_string(tid_) + ": " + s.event + ": " + kernel_open_error(*s.kev, -fd);
+        *error = "thread " + std::to_string(tid_) + ": " + s.event + ": " +
+                 kernel_open_error(*s.kev, -fd);
         for (int f : software.fds) close(f);
         errno = -fd;
         return false;
@@ -626,7 +664,8 @@ void check_software_events(Probe& probe) {
     for (int i = 0; i < 5; ++i) std::this_thread::sleep_for(std::chrono::microseconds(200));
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t pages = 16;
-    void* m = mmap(nullptr, page * pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* m =
+        mmap(nullptr, page * pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m != MAP_FAILED) {
       for (std::size_t i = 0; i < pages; ++i) static_cast<volatile char*>(m)[i * page] = 1;
       munmap(m, page * pages);
@@ -652,17 +691,19 @@ void check_software_events(Probe& probe) {
     } else if (lost[k]) {
       p.refused = event_label(p) + ": the probe's count could not be read";
     } else if (zero_backends.count(p.backend)) {
-      const std::string why =
-          "kernel-side counting is refused (" + privilege_text() +
-          (p.backend == Backend::papi && !probe.papi.domain_all ? "; PAPI_set_domain(PAPI_DOM_ALL) was refused" : "") +
-          ")";
+      const std::string why = "kernel-side counting is refused (" + privilege_text() +
+                              (p.backend == Backend::papi && !probe.papi.domain_all
+                                   ? "; PAPI_set_domain(PAPI_DOM_ALL) was refused"
+                                   : "") +
+                              ")";
       const std::string& col = kEvents[sw[k]].column;
-      p.refused = event_label(p) +
-                  ((col == "perf_context_switches" || col == "perf_page_faults") && sum[k] == 0
-                       ? " read 0 on a probe thread that slept 5 times and touched 16 fresh pages: "
-                       : " not trusted: context switches or page faults of the same back end read 0 "
-                         "where they cannot: ") +
-                  why;
+      p.refused =
+          event_label(p) +
+          ((col == "perf_context_switches" || col == "perf_page_faults") && sum[k] == 0
+               ? " read 0 on a probe thread that slept 5 times and touched 16 fresh pages: "
+               : " not trusted: context switches or page faults of the same back end read 0 "
+                 "where they cannot: ") +
+          why;
     }
   }
 }
@@ -718,7 +759,8 @@ std::vector<std::string> parse_counter_selection(const std::string& text) {
   std::size_t pos = 0;
   do {
     const std::size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
     if (item == "default") {
@@ -727,8 +769,8 @@ std::vector<std::string> parse_counter_selection(const std::string& text) {
       // selects nothing; "none" alone gives the empty selection
     } else if (item == "sw" || item == "cache") {
       for (std::size_t i = 0; i < kEvents.size(); ++i) {
-        const bool cache = kEvents[i].column == "papi_l1_dcm" || kEvents[i].column == "papi_l2_dcm" ||
-                           kEvents[i].column == "papi_l3_tcm";
+        const bool cache = kEvents[i].column == "papi_l1_dcm" ||
+                           kEvents[i].column == "papi_l2_dcm" || kEvents[i].column == "papi_l3_tcm";
         if (item == "sw" ? !kEvents[i].hardware : cache) chosen[i] = true;
       }
     } else {
@@ -806,7 +848,9 @@ HwCounters::HwCounters(HwCounters&&) noexcept = default;
 HwCounters& HwCounters::operator=(HwCounters&&) noexcept = default;
 
 const std::vector<std::string>& HwCounters::columns() const { return impl_->columns; }
-const std::vector<CounterAvailability>& HwCounters::availability() const { return impl_->availability; }
+const std::vector<CounterAvailability>& HwCounters::availability() const {
+  return impl_->availability;
+}
 bool HwCounters::multiplexed() const { return impl_->plan.papi_multiplex || impl_->scaled; }
 const std::vector<std::string>& HwCounters::notes() const { return impl_->notes; }
 
@@ -824,6 +868,17 @@ void HwCounters::start(const std::vector<pid_t>& tids) {
   // Open what is missing first, so that the counters of all threads start close together.
   std::vector<ThreadCounters*> ready;
   for (pid_t tid : tids) {
+    if (tid <= 0) {
+      // A worker that has not published its tid yet still runs tasks: without it the sums
+      // would be partial, so this run reports none.
+      const std::string e =
+          "a worker's tid was not known at run start (" + std::to_string(tid) +
+          "): that run's counters are not reported (the scheduler should publish its workers' "
+          "tids before its first run)";
+      m.run_errors.push_back(e);
+      m.note(e);
+      continue;
+    }
     auto it = m.cache.find(tid);
     if (it != m.cache.end() && !it->second->alive()) {
       m.cache.erase(it);  // exited, or the tid now names another thread
@@ -837,7 +892,8 @@ void HwCounters::start(const std::vector<pid_t>& tids) {
         // Sets cached for other schedulers' threads hold descriptors (up to 9 per thread):
         // give them up, the current run's threads come first.
         for (auto c = m.cache.begin(); c != m.cache.end();) {
-          c = std::find(tids.begin(), tids.end(), c->first) == tids.end() ? m.cache.erase(c) : std::next(c);
+          c = std::find(tids.begin(), tids.end(), c->first) == tids.end() ? m.cache.erase(c)
+                                                                          : std::next(c);
         }
         t = ThreadCounters::open(m.plan, tid, &status, &error);
       }
@@ -886,7 +942,8 @@ std::vector<std::pair<std::string, std::optional<long long>>> HwCounters::stop()
     }
   }
   const bool measured = !m.active.empty() && m.run_errors.empty();
-  if (m.active.empty() && m.run_errors.empty() && (!m.plan.papi.empty() || !m.plan.kernel.empty())) {
+  if (m.active.empty() && m.run_errors.empty() &&
+      (!m.plan.papi.empty() || !m.plan.kernel.empty())) {
     m.note("a run had no worker threads to count (the scheduler reports none)");
   }
   m.active.clear();
@@ -912,12 +969,9 @@ nlohmann::json counter_metadata(const HwCounters& counters) {
       unavailable[a.column] = a.reason;
     }
   }
-  return {{"available", available},
-          {"unavailable", unavailable},
-          {"events", events},
-          {"multiplexed", counters.multiplexed()},
-          {"scope", kScope},
-          {"notes", counters.notes()}};
+  return {{"available", available}, {"unavailable", unavailable},
+          {"events", events},       {"multiplexed", counters.multiplexed()},
+          {"scope", kScope},        {"notes", counters.notes()}};
 }
 
 int print_counter_report(std::ostream& out) {
@@ -932,7 +986,8 @@ int print_counter_report(std::ostream& out) {
         << "; multiplexing support: " << (p.papi.multiplex_ok ? "ok" : "unavailable") << "\n";
   }
   out << "  /proc/sys/kernel/perf_event_paranoid: "
-      << (p.paranoid < 0 ? std::string("unreadable (no perf_event support?)") : std::to_string(p.paranoid))
+      << (p.paranoid < 0 ? std::string("unreadable (no perf_event support?)")
+                         : std::to_string(p.paranoid))
       << (geteuid() == 0 ? " (running as root)" : " (not root)") << "\n";
   out << "  hardware PMU exposed by the kernel: " << (cpu_pmu_exposed() ? "yes" : "no") << "\n\n";
 
@@ -941,7 +996,8 @@ int print_counter_report(std::ostream& out) {
     const CounterAvailability& a = all.availability()[i];
     out << "  " << a.column << std::string(a.column.size() < 24 ? 24 - a.column.size() : 1, ' ')
         << (a.available ? "available    " + a.event : std::string("unavailable")) << "\n";
-    out << "      " << kEvents[i].what << (kEvents[i].hardware ? " [hardware]" : " [software]") << "\n";
+    out << "      " << kEvents[i].what << (kEvents[i].hardware ? " [hardware]" : " [software]")
+        << "\n";
     for (const Tried& t : p.events[i].tried) {
       out << "      " << t.name << ": " << (t.ok ? "usable" : t.reason) << "\n";
     }
@@ -968,8 +1024,10 @@ int print_counter_report(std::ostream& out) {
     go = true;
     helper.join();
     const auto v = sw.stop();
-    out << (v[0].second ? "works (" + std::to_string(*v[0].second) + " context switches over 50 sleeps)"
-                        : std::string("failed")) << "\n";
+    out << (v[0].second
+                ? "works (" + std::to_string(*v[0].second) + " context switches over 50 sleeps)"
+                : std::string("failed"))
+        << "\n";
   }
   out << "  multiplexing for the default selection: " << (all.multiplexed() ? "yes" : "no") << "\n";
   out << "  scope: " << kScope << "\n";

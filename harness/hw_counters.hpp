@@ -2,8 +2,8 @@
 //
 // Eight fixed CSV columns (hw_events()) are filled from PAPI when PAPI can count them, and from
 // the kernel's generic perf_event encodings (perf_event_open) when it cannot: on this project's
-// VM PAPI's perf_event component is disabled ("libpfm4 no default PMU found"), and libpfm4 also
-// lacks new CPU models on bare metal, while the kernel still counts context switches, page
+// VM PAPI's perf_event component is disabled ("libpfm4 no default PMU found"; libpfm4 can also
+// lack a new CPU model on bare metal), while the kernel still counts context switches, page
 // faults and (where there is a PMU) instructions, cycles and cache misses.
 //
 // What is probed once per process: which event each column uses (the first candidate that can
@@ -13,8 +13,9 @@
 //
 // Counting is third-party: one event set (PAPI_attach) or one perf_event group per worker tid,
 // opened by the harness thread; each run is the difference of a read at start() and one at
-// stop(), summed over the threads (perf groups are also enabled only for the run; a PAPI set
-// runs from the first run on, because restarting one of several attached sets re-opens it).
+// stop(), summed over the threads. Counting is switched on at a thread's first run and left on:
+// reads are cheap, while PAPI_start re-opens an attached set and a perf ioctl interrupts the
+// CPU the worker last ran on.
 // Event sets are cached by thread and reused while the thread lives, so a run costs a few
 // system calls per thread; a thread is identified by an open /proc comm file, which fails with
 // ESRCH once the thread is gone, even if its tid has been given to a new thread.
@@ -49,7 +50,8 @@ std::vector<std::string> parse_counter_selection(const std::string& text);
 
 struct CounterAvailability {
   std::string column;
-  std::string event;   // the event that counts it ("PAPI_TOT_INS", "kernel:context-switches"); empty when unavailable
+  std::string event;  // the event that counts it ("PAPI_TOT_INS", "kernel:context-switches"); empty
+                      // when unavailable
   bool available = false;
   std::string reason;  // why not (PAPI's or the kernel's error text for every candidate tried)
 };

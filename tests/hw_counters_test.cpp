@@ -4,6 +4,8 @@
 // Nothing here assumes a PMU: a hardware column is checked to be either unavailable with a
 // reason (and never 0), or to count. Software-event tests skip, with the reason, only where the
 // machine does not count software events at all (perf_event disabled or refused).
+#include "hw_counters.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,7 +18,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "hw_counters.hpp"
 #include "params.hpp"
 
 namespace schedlab {
@@ -92,9 +93,9 @@ const CounterAvailability& availability_of(const HwCounters& hw, const std::stri
 }
 
 // Skips the calling test when context switches cannot be counted on this machine.
-#define REQUIRE_CONTEXT_SWITCHES(hw)                                                        \
-  do {                                                                                      \
-    const CounterAvailability& a_ = availability_of(hw, "perf_context_switches");           \
+#define REQUIRE_CONTEXT_SWITCHES(hw)                                                         \
+  do {                                                                                       \
+    const CounterAvailability& a_ = availability_of(hw, "perf_context_switches");            \
     if (!a_.available) GTEST_SKIP() << "context switches not countable here: " << a_.reason; \
   } while (0)
 
@@ -102,7 +103,8 @@ TEST(CounterSelection, GroupsAndLists) {
   EXPECT_EQ(parse_counter_selection("default").size(), hw_events().size());
   EXPECT_TRUE(parse_counter_selection("none").empty());
   EXPECT_EQ(parse_counter_selection("sw"),
-            (std::vector<std::string>{"perf_context_switches", "perf_cpu_migrations", "perf_page_faults"}));
+            (std::vector<std::string>{"perf_context_switches", "perf_cpu_migrations",
+                                      "perf_page_faults"}));
   EXPECT_EQ(parse_counter_selection("cache"),
             (std::vector<std::string>{"papi_l1_dcm", "papi_l2_dcm", "papi_l3_tcm"}));
   // CSV order, whatever the order given; duplicates once.
@@ -126,7 +128,8 @@ TEST(CounterSelection, UnknownNameIsNamed) {
     parse_counter_selection("papi_tot_ins,l4_misses");
     FAIL() << "no ParamError";
   } catch (const ParamError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown counter 'l4_misses'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown counter 'l4_misses'"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("papi_tot_ins"), std::string::npos) << "lists the choices";
   }
   EXPECT_THROW(parse_counter_selection(""), ParamError);
@@ -237,7 +240,8 @@ TEST(HwCounters, ThreadExitingBeforeStop) {
   // The kernel keeps an exited thread's counts, so the sum is complete; a back end that
   // cannot read them must say so and report nothing rather than a partial sum.
   bool noted = false;
-  for (const std::string& n : hw.notes()) noted = noted || n.find(std::to_string(gone)) != std::string::npos;
+  for (const std::string& n : hw.notes())
+    noted = noted || n.find(std::to_string(gone)) != std::string::npos;
   EXPECT_TRUE(noted) << "the exit of thread " << gone << " is not in notes()";
   const std::optional<long long> cs = value_of(values, "perf_context_switches");
   if (cs) {
@@ -288,6 +292,20 @@ TEST(HwCounters, NoThreadsMeansNotMeasured) {
   for (const auto& [column, v] : hw.stop()) EXPECT_FALSE(v.has_value()) << column;
 }
 
+// A worker whose tid is not known yet (0) still runs tasks: a sum without it would be partial.
+TEST(HwCounters, UnknownTidMeansNotMeasured) {
+  HwCounters hw(parse_counter_selection("sw"));
+  REQUIRE_CONTEXT_SWITCHES(hw);
+  Helper a;
+  hw.start({a.tid(), 0});
+  a.sleep_times(5);
+  for (const auto& [column, v] : hw.stop()) EXPECT_FALSE(v.has_value()) << column;
+  EXPECT_FALSE(hw.notes().empty());
+  hw.start({a.tid()});  // and the next run is fine
+  a.sleep_times(5);
+  EXPECT_GE(value_of(hw.stop(), "perf_context_switches").value_or(-1), 5);
+}
+
 TEST(HwCounters, EmptySelection) {
   HwCounters hw(parse_counter_selection("none"));
   EXPECT_TRUE(hw.availability().empty());
@@ -319,13 +337,15 @@ TEST(HwCounters, MetadataForTheSidecar) {
     }
   }
   EXPECT_EQ(m["multiplexed"], hw.multiplexed());
-  EXPECT_NE(m["scope"].get<std::string>().find("worker threads alive at run start"), std::string::npos);
+  EXPECT_NE(m["scope"].get<std::string>().find("worker threads alive at run start"),
+            std::string::npos);
 }
 
 TEST(HwCounters, Report) {
   std::ostringstream out;
   EXPECT_EQ(print_counter_report(out), 0);
-  for (const HwEvent& e : hw_events()) EXPECT_NE(out.str().find(e.column), std::string::npos) << e.column;
+  for (const HwEvent& e : hw_events())
+    EXPECT_NE(out.str().find(e.column), std::string::npos) << e.column;
   EXPECT_NE(out.str().find("perf_event_paranoid"), std::string::npos);
 }
 
@@ -344,7 +364,8 @@ TEST(HwCounters, StartStopCostPerRun) {
     hw.stop();
   }
   const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kRuns;
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      kRuns;
   std::size_t available = 0;
   for (const CounterAvailability& c : hw.availability()) available += c.available;
   std::cout << "[ cost     ] start()+stop(), 2 threads, " << available

@@ -292,7 +292,7 @@ void register_all(const Options& o) {
     const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
     benchmark::AddCustomContext("schedlab_params:work:" + w.name, describe(w.params, wp));
     for (const SchedulerEntry& s : scheduler_registry()) {
-      if (!s.make) continue;  // an external program, not an in-process scheduler
+      if (s.external || !s.make) continue;  // an external program (go-runtime), not in-process
       const ParamValues sp = params_for(s.params, o, s.name, "scheduler " + s.name);
       for (unsigned t : o.threads) {
         if (s.single_threaded && t != 1) continue;
@@ -309,7 +309,7 @@ void register_all(const Options& o) {
     }
   }
   for (const SchedulerEntry& s : scheduler_registry()) {
-    if (!s.make || s.params.empty()) continue;
+    if (s.external || !s.make || s.params.empty()) continue;
     benchmark::AddCustomContext("schedlab_params:sched:" + s.name,
                                 describe(s.params, params_for(s.params, o, s.name, "scheduler " + s.name)));
   }

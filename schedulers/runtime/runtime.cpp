@@ -33,6 +33,11 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
   install_overflow_handler();
   policy_->attach(*this);
   for (unsigned i = 0; i < config_.threads; ++i) add_worker();
+  // Per-thread counters attach to worker tids before the first run: wait until every initial
+  // worker has published its own (a few microseconds, once per scheduler).
+  for (unsigned i = 0; i < config_.threads; ++i) {
+    while (workers_[i]->tid() == 0) std::this_thread::yield();
+  }
 }
 
 FiberRuntime::~FiberRuntime() {
@@ -340,9 +345,9 @@ CounterSet FiberRuntime::counters() const {
   }
   c[Counter::unparks] += external_unparks_.load(std::memory_order_relaxed);
   c[Counter::tasks_spawned] += roots_spawned_.load(std::memory_order_relaxed);
-  c.measured.set();
   c[Counter::peak_live_tasks] = live_.peak();
   policy_->add_counters(c);
+  c.measured.set();
   return c;
 }
 

@@ -533,6 +533,19 @@ class StealHalfPolicy final : public Policy {
           return true;
         }
         if (stopping_.load(std::memory_order_seq_cst)) return false;
+        // A thread that parks without a P relies on whoever queued work to wake an M, and at
+        // --max-threads that wake-up can fail: a thread back from a blocking call finds no idle
+        // P (another thread's wakep holds it in transit), queues its task globally and sees
+        // nmspinning != 0; that wakep's startm finds no idle M (this one is not listed yet) and
+        // cannot create one, so it returns the P to the idle list. Both then park with work
+        // queued (tests/stress: StealHalfLostWakeup). So look once more, under the lock.
+        if (Processor* p = idle_proc_with_work_locked()) {
+          pidle_remove_locked(*p);
+          if (ms.listed_idle) m_unlist_locked(w);
+          acquire(w, *p);
+          ms.spinning = false;
+          return true;
+        }
         if (!ms.listed_idle) mput_locked(w);
       }
       w.park();
@@ -540,6 +553,15 @@ class StealHalfPolicy final : public Policy {
   }
 
   // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
+
+  // An idle P with tasks in its own queues (left there by a hand-off that found no thread),
+  // else any idle P if the global queue has tasks; nullptr if neither.
+  Processor* idle_proc_with_work_locked() {
+    for (Processor* p = idle_procs_; p != nullptr; p = p->idle_next) {
+      if (p->runnext != nullptr || !p->runq.empty()) return p;
+    }
+    return global_.empty() ? nullptr : idle_procs_;
+  }
 
   void pidleput_locked(Processor& p) {
     p.idle_next = idle_procs_;

@@ -156,9 +156,13 @@ class TbbScheduler final : public Scheduler {
       current_slot_cache = slot_from_tbb();
       const unsigned slot = current_slot();
       slots_[slot].add(Counter::tasks_spawned);
+      // Counted on every exit: a root that throws has been executed too.
+      struct CountExecuted {
+        WorkerStats& stats;
+        ~CountExecuted() { stats.add(Counter::tasks_executed); }
+      } count{slots_[slot]};
       Frame frame(current_frame);
       root();
-      slots_[slot].add(Counter::tasks_executed);
     });
   }
 

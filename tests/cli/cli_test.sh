@@ -68,7 +68,8 @@ for r in rows:
     assert r["tasks_spawned"] == r["tasks_executed"], "spawned != executed"
     if r["scheduler"] == "fair":
         assert r["steals"] == "0", "fair never steals"
-    assert int(r["tasks_stolen"] or 0) <= int(r["steal_attempts"] or 0) * 10**9
+    assert int(r["steals"]) <= int(r["steal_attempts"]), "a steal without an attempt"
+    assert int(r["tasks_stolen"]) >= int(r["steals"]), "a steal moves at least one task"
     assert r["papi_l2_dcm"] == "" or int(r["papi_l2_dcm"]) >= 0
 meta = json.load(open(work + "/good.meta.json"))
 assert meta["status"] == "complete" and meta["rows"] == 8

@@ -18,6 +18,8 @@
 //                         another idle P, or waits in the global queue while its thread parks.
 //                         Checks exactly-once, and that no more tasks run at once than there
 //                         are Ps.
+//   StealHalfLostWakeup   the minimal reproducer of the lost wake-up HandoffStress found (two
+//                         threads parking with work queued when startm fails at max-threads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,12 +78,18 @@ constexpr std::uint32_t kPool = 1u << 16;  // recycled Task objects
 // Everything the threads share. Item ids live in Task::backend; a Task is recycled once its
 // item was delivered (pool_busy back to 0).
 struct QueueWorld {
-  explicit QueueWorld(const QueueCase& c, std::uint64_t items_)
-      : items(items_), delivered(items_), pool(kPool), pool_busy(kPool), owner(c.capacity) {
+  QueueWorld(const QueueCase& c, std::uint64_t target_ops_)
+      : target_ops(target_ops_), items(target_ops_ / 2), delivered(items), pool(kPool), pool_busy(kPool),
+        owner(c.capacity) {
     for (int i = 0; i < kThieves; ++i) thieves.push_back(std::make_unique<LocalRunQueue>(c.thief_capacity));
   }
 
+  // The owner stops pushing once every thread together has made target_ops queue operations
+  // (or after `items` pushes, which cannot come first: each item costs a push and a take).
+  const std::uint64_t target_ops;
   const std::uint64_t items;
+  std::atomic<std::uint64_t> ops{0};     // flushed by every thread every 64 operations
+  std::atomic<std::uint64_t> pushed{0};  // items the owner pushed; ids 0..pushed-1
   std::vector<std::atomic<std::uint8_t>> delivered;  // per item: times delivered
   std::vector<Task> pool;
   std::vector<std::atomic<std::uint8_t>> pool_busy;
@@ -205,7 +213,13 @@ void run_owner(QueueWorld& w, const QueueCase& c, OwnerStats& st) {
   bool push_heavy = true;
   std::uint32_t phase_left = 0;
   std::uint64_t id = 0;
+  std::uint64_t flushed = 0;
   for (std::uint64_t round = 0; id < w.items; ++round) {
+    if (st.ops - flushed >= 64) {
+      w.ops.fetch_add(st.ops - flushed, std::memory_order_relaxed);
+      flushed = st.ops;
+      if (w.ops.load(std::memory_order_relaxed) >= w.target_ops) break;
+    }
     // Push-heavy rounds push a burst, sometimes as long as the queue, so that even a queue of
     // 256 fills up and overflows; pop-heavy rounds push one and pop one or two.
     const std::uint32_t burst =
@@ -254,6 +268,8 @@ void run_owner(QueueWorld& w, const QueueCase& c, OwnerStats& st) {
   }
   while (pop_one()) {
   }
+  w.ops.fetch_add(st.ops - flushed, std::memory_order_relaxed);
+  w.pushed.store(id);
 }
 
 struct ThiefStats {
@@ -264,7 +280,12 @@ void run_thief(QueueWorld& w, const QueueCase& c, int me, ThiefStats& st) {
   Rng rng(0x7E1F ^ static_cast<std::uint64_t>(me) * 977);
   LocalRunQueue& mine = *w.thieves[static_cast<std::size_t>(me)];
   std::uint32_t misses = 0;
+  std::uint64_t flushed = 0;
   while (!w.stop.load(std::memory_order_relaxed)) {
+    if (st.ops - flushed >= 64) {
+      w.ops.fetch_add(st.ops - flushed, std::memory_order_relaxed);
+      flushed = st.ops;
+    }
     // Run what we hold (the thief is the owner of its own queue).
     for (;;) {
       const LocalOrder o = (rng.next() & 1) ? LocalOrder::lifo : LocalOrder::fifo;
@@ -308,12 +329,12 @@ class LocalRunQueueStress : public ::testing::TestWithParam<QueueCase> {};
 
 TEST_P(LocalRunQueueStress, OwnerAgainstThreeThievesDeliversEveryItemExactlyOnce) {
   const QueueCase c = GetParam();
-  // About 8 queue operations per item (a push, a take, pops and steals that found nothing,
-  // overflows, global takes): 10^7 operations per configuration at scale 1.
-  const std::uint64_t items = stress::scaled(1.2e6, 10000);
-  QueueWorld w(c, items);
+  // 10^7 queue operations per configuration at scale 1, counting every push, pop, steal,
+  // overflow and global take by any thread, successful or not.
+  QueueWorld w(c, stress::scaled(1e7, 100000));
   Watchdog dog(current_test(), stress::watchdog_seconds(), [&w] {
-    return std::to_string(w.total.load()) + " of " + std::to_string(w.items) + " items delivered";
+    return std::to_string(w.total.load()) + " items delivered, " + std::to_string(w.pushed.load()) +
+           " pushed (0: still pushing)";
   });
 
   OwnerStats os;
@@ -324,6 +345,7 @@ TEST_P(LocalRunQueueStress, OwnerAgainstThreeThievesDeliversEveryItemExactlyOnce
   }
   const auto start = std::chrono::steady_clock::now();
   run_owner(w, c, os);
+  const std::uint64_t items = w.pushed.load();
 
   // The thieves drain what is left in their queues and the global queue. A lost item shows as
   // no progress: stop after 10 s without a delivery and report the missing ones.
@@ -351,8 +373,12 @@ TEST_P(LocalRunQueueStress, OwnerAgainstThreeThievesDeliversEveryItemExactlyOnce
     global_takes += s.global_takes;
   }
   std::uint64_t missing = 0, twice = 0, first_missing = UINT64_MAX;
-  for (std::uint64_t i = 0; i < items; ++i) {
+  for (std::uint64_t i = 0; i < w.items; ++i) {
     const unsigned n = w.delivered[i].load();
+    if (i >= items) {  // never pushed: must never have been delivered
+      twice += n != 0;
+      continue;
+    }
     if (n == 0) {
       ++missing;
       if (first_missing == UINT64_MAX) first_missing = i;
@@ -591,7 +617,7 @@ TEST_P(HandoffStress, BlockingTasksRunExactlyOnceAndNeverOversubscribeThePs) {
   ParamValues params = c.extra;
   params["max-threads"] = std::to_string(c.max_threads);
   auto sched = make_scheduler("steal-half", c.threads, params);
-  const std::uint32_t tasks = static_cast<std::uint32_t>(stress::scaled(12000, 300));
+  const std::uint32_t tasks = static_cast<std::uint32_t>(stress::scaled(50000, 300));
   // Per task: body started, blocking bodies run, body finished; children likewise.
   std::vector<std::atomic<std::uint8_t>> started(tasks), finished(tasks), child_ran(tasks);
   std::vector<std::atomic<std::uint8_t>> calls(tasks);
@@ -702,6 +728,43 @@ INSTANTIATE_TEST_SUITE_P(
       return case_name("", info.param.threads, info.param.extra) + "_max" +
              std::to_string(info.param.max_threads);
     });
+
+// ============================================================================================
+// Reproducer: a lost wake-up at --max-threads (found by HandoffStress; fixed in stopm).
+// ============================================================================================
+//
+// Every task makes three empty blocking calls, so threads keep coming back from calls while
+// another thread holds the only idle P in transit. Before the fix, with one P and two threads:
+//   M0, back from a call with no P free, queues its task globally; its wakep takes the idle P
+//       (nmspinning = 1) and startm looks for an idle M;
+//   M1 comes back from its call, finds no idle P (M0 holds it in transit), queues its task
+//       globally, sees nmspinning != 0 and wakes nobody; it is not yet on the idle M list;
+//   M0's startm finds no idle M and cannot create one (max-threads), so it puts the P back;
+//   M0 and M1 both park, with the P idle and tasks in the global queue: the run never ends.
+// Unfixed, this failed within 20 runs nearly every time (1 P, 2 threads); the runtime's deadlock
+// check turns it into a DeadlockError, the watchdog into an abort if that check is absent.
+TEST(StealHalfLostWakeup, ThreadsBackFromBlockingCallsAtMaxThreadsNeverStrandWork) {
+  Watchdog dog(current_test());
+  const int runs = static_cast<int>(stress::scaled(150, 30));
+  for (const auto& [threads, max_threads] : {std::pair{1u, 2u}, std::pair{2u, 3u}}) {
+    auto sched = make_scheduler("steal-half", threads, {{"max-threads", std::to_string(max_threads)}});
+    for (int run = 0; run < runs; ++run) {
+      dog.phase("steal-half x" + std::to_string(threads) + " max-threads " +
+                std::to_string(max_threads) + " run " + std::to_string(run));
+      std::atomic<int> calls{0};
+      sched->run([&] {
+        WaitGroup wg;
+        for (int i = 0; i < 2000; ++i) {
+          wg.go([&] {
+            for (int k = 0; k < 3; ++k) blocking([&] { calls.fetch_add(1, std::memory_order_relaxed); });
+          });
+        }
+        wg.wait();
+      });
+      ASSERT_EQ(calls.load(), 6000) << "run " << run;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace schedlab

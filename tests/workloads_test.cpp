@@ -1,0 +1,113 @@
+// Every workload, at small sizes, under every in-process scheduler at 1 and 2 workers: the
+// result checks pass and every task runs exactly once. Plus the workloads' own errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "iomix/iomix.hpp"
+#include "loops/lengths.hpp"
+#include "registry.hpp"
+#include "spin.hpp"
+
+namespace schedlab {
+namespace {
+
+struct Small {
+  std::string workload;
+  ParamValues params;
+};
+
+std::vector<Small> small_workloads() {
+  return {{"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "uniform"}}},
+          {"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "one-long"}}},
+          {"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "heavy-tail"}, {"seed", "7"}}},
+          {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "3"}, {"file-size", "10000"}, {"reads-per-task", "2"}}},
+          {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
+          {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
+          {"matmul", {{"dim", "64"}, {"block", "16"}}}};
+}
+
+TEST(Workloads, EveryWorkloadUnderEveryScheduler) {
+  for (const SchedulerEntry& s : scheduler_registry()) {
+    if (s.external) continue;
+    for (unsigned threads : {1u, 2u}) {
+      if (s.single_threaded && threads != 1) continue;
+      auto sched = make_scheduler(s.name, threads);
+      for (const Small& w : small_workloads()) {
+        SCOPED_TRACE(s.name + " x" + std::to_string(threads) + " " + w.workload);
+        const WorkloadEntry& entry = find_workload(w.workload);
+        auto work = entry.make(resolve_params(entry.params, w.params, w.workload));
+        work->prepare();
+        for (int rep = 0; rep < 2; ++rep) {
+          const CounterSet before = sched->counters();
+          sched->run([&] { work->run(); });
+          const CounterSet delta = sched->counters() - before;
+          EXPECT_EQ(work->check(), "");
+          ASSERT_TRUE(work->expected_tasks().has_value());
+          if (delta.has(Counter::tasks_executed)) {
+            EXPECT_EQ(delta[Counter::tasks_executed], *work->expected_tasks() + 1);
+          }
+        }
+        work->cleanup();
+      }
+    }
+  }
+}
+
+TEST(Workloads, LoopLengths) {
+  EXPECT_EQ(loop_lengths(4, 10, "uniform", 1), (std::vector<std::uint64_t>{10, 10, 10, 10}));
+  const auto one_long = loop_lengths(2000, 100, "one-long", 1);
+  EXPECT_EQ(one_long[0], 100u * 2000 / 2);  // as long as half of all the others together
+  EXPECT_EQ(one_long[1], 100u);
+  EXPECT_EQ(loop_lengths(100, 1000, "heavy-tail", 3), loop_lengths(100, 1000, "heavy-tail", 3));
+  EXPECT_NE(loop_lengths(100, 1000, "heavy-tail", 3), loop_lengths(100, 1000, "heavy-tail", 4));
+  EXPECT_THROW(loop_lengths(1, 1, "sideways", 1), std::invalid_argument);
+}
+
+TEST(Workloads, CountUpIsNotFolded) {
+  // The compiler may not replace the loop by its result: the asm barrier forces every
+  // increment. (That time grows linearly with the count is a benchmark, see README.)
+  EXPECT_EQ(count_up(12345), 12345u);
+  EXPECT_EQ(count_up(0), 0u);
+}
+
+TEST(Workloads, IomixMissingFileIsAClearError) {
+  IomixParams p;
+  p.tasks = 4;
+  p.iters = 100;
+  p.files = 2;
+  p.file_size = 100;
+  auto work = make_iomix(p);
+  work->prepare();
+  const auto args = work->external_args();
+  ASSERT_EQ(args.size(), 1u);
+  const std::string dir = args[0].second;
+  std::filesystem::remove(dir + "/file-1");
+  auto sched = make_scheduler("steal-half", 2);
+  try {
+    sched->run([&] { work->run(); });
+    FAIL() << "a missing file did not fail the run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read " + dir + "/file-1: No such file or directory"), std::string::npos)
+        << e.what();
+  }
+  work->cleanup();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "cleanup left " << dir;
+}
+
+TEST(Workloads, BadSizesAreRefused) {
+  const WorkloadEntry& locality = find_workload("locality");
+  EXPECT_THROW(locality.make(resolve_params(locality.params, {{"bytes", "3000"}}, "locality")), std::invalid_argument);
+  const WorkloadEntry& matmul = find_workload("matmul");
+  EXPECT_THROW(matmul.make(resolve_params(matmul.params, {{"dim", "100"}}, "matmul")), std::invalid_argument);
+  const WorkloadEntry& iomix = find_workload("iomix");
+  EXPECT_THROW(iomix.make(resolve_params(iomix.params, {{"io-dir", "/nonexistent/dir"}}, "iomix")),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace schedlab
