@@ -53,10 +53,10 @@ class EveryScheduler : public ::testing::TestWithParam<Case> {
 TEST_P(EveryScheduler, FibGoShapeIsCorrect) {
   std::uint64_t got = 0;
   sched_->run([&] { got = fib_go(kFibGoN, 0); });
-  EXPECT_EQ(got, fib_reference(20));
+  EXPECT_EQ(got, fib_reference(kFibGoN));
   const CounterSet c = sched_->counters();
   // Every call with n > 2 spawns two tasks; the root is counted as well.
-  EXPECT_EQ(c[Counter::tasks_spawned], fib_tasks(FibShape::go, 20, 0) + 1);
+  EXPECT_EQ(c[Counter::tasks_spawned], fib_tasks(FibShape::go, kFibGoN, 0) + 1);
   EXPECT_EQ(c[Counter::tasks_executed], c[Counter::tasks_spawned]);
 }
 

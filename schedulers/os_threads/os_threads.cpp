@@ -43,7 +43,9 @@
 // A WaitGroup's threads that have finished but nobody joined yet keep their stacks mapped, so a
 // group of 10^5 short tasks would run out of mappings long before its wait(). go() therefore
 // sweeps the group's list (joins the threads that have finished) whenever it has doubled since
-// the last sweep, and before refusing at the limit.
+// the last sweep. At the limit, go() waits for the group's oldest thread to finish before it
+// starts another (a flat fan-out of 10^6 tasks runs, at most max-live-threads at a time); only
+// a spawner with no thread of its own group to wait for, or a spawn() for a handle, is refused.
 //
 // Exceptions: TaskWith::invoke_body stores a task's exception in its result slot or its group,
 // exactly as under the other schedulers, and the root's is rethrown by run_root. When spawn()
@@ -176,10 +178,22 @@ class OsThreadsScheduler final : public Scheduler {
       // wait() removes it only after joining them all.
       if (g->backend == nullptr) g->backend = new GroupThreads;
       auto& gt = *static_cast<GroupThreads*>(g->backend);
-      std::lock_guard lock(gt.mutex);
-      if (gt.records.size() >= gt.sweep_at ||
-          live_threads_.load(std::memory_order_relaxed) >= config_.max_live_threads) {
-        sweep(gt);
+      std::unique_lock lock(gt.mutex);
+      if (gt.records.size() >= gt.sweep_at || at_limit()) sweep(gt);
+      // At the limit with none of the group's threads finished: wait for the oldest one, as
+      // wait() would have, rather than refuse. The group's own threads never wait for their
+      // parent, so this only delays it; a spawner with nothing of its own to wait for is
+      // refused by start(). Not under the lock: the thread joined may itself be spawning into
+      // this group.
+      while (at_limit() && !gt.records.empty()) {
+        ThreadRecord* oldest = gt.records.front();
+        gt.records.erase(gt.records.begin());
+        lock.unlock();
+        if (!oldest->finished.load(std::memory_order_acquire))
+          suspensions_.fetch_add(1, std::memory_order_relaxed);
+        join_thread(*oldest);
+        delete oldest;
+        lock.lock();
       }
       gt.records.reserve(gt.records.size() + 1);
       start(*rec, &task_main);
@@ -274,8 +288,12 @@ class OsThreadsScheduler final : public Scheduler {
   }
 
   // Joins and frees the group's threads that have finished. Called with gt.mutex held.
+  bool at_limit() const {
+    return live_threads_.load(std::memory_order_relaxed) >= config_.max_live_threads;
+  }
+
   void sweep(GroupThreads& gt) {
-    auto still = std::partition(gt.records.begin(), gt.records.end(), [](ThreadRecord* r) {
+    auto still = std::stable_partition(gt.records.begin(), gt.records.end(), [](ThreadRecord* r) {
       return !r->finished.load(std::memory_order_acquire);
     });
     for (auto it = still; it != gt.records.end(); ++it) {

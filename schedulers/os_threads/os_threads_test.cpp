@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -109,6 +110,29 @@ TEST(OsThreads, LimitInsideATreeIsRethrownByRun) {
   }
   const CounterSet c = s->counters();
   EXPECT_EQ(c[Counter::tasks_executed], c[Counter::tasks_spawned]);
+}
+
+// A WaitGroup's spawner at the limit waits for its own earliest tasks instead of failing: a
+// flat fan-out far wider than max-live-threads completes, never more than the limit alive. The
+// tasks sleep so that the spawner always outruns them and really reaches the limit.
+TEST(OsThreads, AGroupAtTheLimitWaitsForItsOwnTasks) {
+  auto s = make(2, 8);
+  constexpr int kTasks = 300;
+  std::atomic<int> ran{0};
+  s->run([&] {
+    WaitGroup wg;
+    for (int i = 0; i < kTasks; ++i) {
+      wg.go([&ran] {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        ran.fetch_add(1);
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(ran.load(), kTasks);
+  const CounterSet c = s->counters();
+  EXPECT_LE(c[Counter::peak_live_tasks], 8u) << "the root and at most 7 tasks";
+  EXPECT_GT(c[Counter::suspensions], 0u) << "the spawner never had to wait: the test shows nothing";
 }
 
 // A WaitGroup of many short tasks: finished threads are swept (joined) as go() continues, so

@@ -10,6 +10,10 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace schedlab {
 namespace {
 
@@ -64,6 +68,11 @@ StackAllocator::StackAllocator(StackConfig config)
 StackAllocator::~StackAllocator() {
   long returned = 0;
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's shadow still marks the stack frames that last lived here as stack; whoever maps
+    // this range next (tbbmalloc did) would be reported for writing into a stack redzone.
+    ASAN_UNPOISON_MEMORY_REGION(mappings_[i].first, mappings_[i].second);
+#endif
     ::munmap(mappings_[i].first, mappings_[i].second);
     if (mapping_guarded_[i]) ++returned;
   }
