@@ -198,6 +198,22 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, EveryScheduler, ::testing::ValuesIn(all_cas
                            return name;
                          });
 
+// With one worker the root keeps running while it spawns, so all of its children are alive at
+// once when it waits: the peak is the root plus the children, exactly. Ten children stay below
+// the gauge's per-worker batch, where a batched peak would read 0 or 1.
+TEST(LiveTaskGauge, PeakIsExactWithOneWorker) {
+  for (const char* name : {"fair", "central", "steal-half"}) {
+    auto s = make_scheduler(name, 1);
+    constexpr int kChildren = 10;
+    s->run([] {
+      WaitGroup wg;
+      for (int i = 0; i < kChildren; ++i) wg.go([] {});
+      wg.wait();
+    });
+    EXPECT_EQ(s->counters()[Counter::peak_live_tasks], kChildren + 1u) << name;
+  }
+}
+
 TEST(TaskApi, RefusesUseOutsideARun) {
   EXPECT_THROW(spawn([] { return 1; }), std::logic_error);
 }

@@ -51,6 +51,15 @@ class alignas(64) WorkerStats {
 };
 
 // Tasks alive (spawned, not yet finished) and the run's peak, batched per worker.
+//
+// The count is flushed to the shared atomic every kLiveBatch tasks of one worker's net change,
+// so that spawning and finishing cost no shared write. The peak must not be batched the same
+// way: a LIFO worker's live count oscillates within a few dozen tasks (fib's recursion depth) and
+// would never be flushed at all. So every increment compares the flushed total plus the
+// worker's own unflushed part against the peak: two loads of lines that change once per batch,
+// and a CAS only on a new peak. Exact with one worker; with several, each other worker's
+// unflushed part (|batch| < kLiveBatch) is missing from the sum, so the peak is exact to within
+// (workers - 1) x kLiveBatch.
 class LiveTaskGauge {
  public:
   static constexpr std::int64_t kLiveBatch = 32;
@@ -59,7 +68,11 @@ class LiveTaskGauge {
   void adjust(std::int64_t& batch, std::int64_t delta) noexcept {
 #if SCHEDLAB_STATS
     batch += delta;
-    if (batch >= kLiveBatch || batch <= -kLiveBatch) flush(batch);
+    if (batch >= kLiveBatch || batch <= -kLiveBatch) {
+      flush(batch);
+    } else if (delta > 0) {
+      raise_peak(live_.load(std::memory_order_relaxed) + batch);
+    }
 #else
     (void)batch;
     (void)delta;
@@ -68,9 +81,7 @@ class LiveTaskGauge {
   void flush(std::int64_t& batch) noexcept {
     const std::int64_t now = live_.fetch_add(batch, std::memory_order_relaxed) + batch;
     batch = 0;
-    std::int64_t peak = peak_.load(std::memory_order_relaxed);
-    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    raise_peak(now);
   }
   void reset_peak() noexcept {
     peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -82,6 +93,13 @@ class LiveTaskGauge {
   }
 
  private:
+  void raise_peak(std::int64_t candidate) noexcept {
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (candidate > peak &&
+           !peak_.compare_exchange_weak(peak, candidate, std::memory_order_relaxed)) {
+    }
+  }
+
   alignas(64) std::atomic<std::int64_t> live_{0};
   alignas(64) std::atomic<std::int64_t> peak_{0};
 };
