@@ -43,9 +43,10 @@
 // A WaitGroup's threads that have finished but nobody joined yet keep their stacks mapped, so a
 // group of 10^5 short tasks would run out of mappings long before its wait(). go() therefore
 // sweeps the group's list (joins the threads that have finished) whenever it has doubled since
-// the last sweep. At the limit, go() waits for the group's oldest thread to finish before it
-// starts another (a flat fan-out of 10^6 tasks runs, at most max-live-threads at a time); only
-// a spawner with no thread of its own group to wait for, or a spawn() for a handle, is refused.
+// the last sweep. At the limit, the group's owner (the thread that started it) waits for the
+// group's oldest thread to finish before it starts another (a flat fan-out of 10^6 tasks runs,
+// at most max-live-threads at a time); a group member spawning into its own group, or a spawn()
+// for a handle, is refused.
 //
 // Exceptions: TaskWith::invoke_body stores a task's exception in its result slot or its group,
 // exactly as under the other schedulers, and the root's is rethrown by run_root. When spawn()
@@ -98,6 +99,10 @@ struct ThreadRecord {
 // GroupState::backend: the threads of one WaitGroup not yet joined.
 struct GroupThreads {
   static constexpr std::size_t kSweepMin = 64;
+  explicit GroupThreads(pthread_t creator) : owner(creator) {}
+  // The thread that spawned the group's first task: the only spawner that may wait for the
+  // group's threads at the limit (a member could pick itself, or a member waiting for it).
+  const pthread_t owner;
   std::mutex mutex;
   std::vector<ThreadRecord*> records;
   std::size_t sweep_at = kSweepMin;
@@ -176,16 +181,16 @@ class OsThreadsScheduler final : public Scheduler {
       }
       // No other thread can be creating the list: group tasks exist only once it exists, and
       // wait() removes it only after joining them all.
-      if (g->backend == nullptr) g->backend = new GroupThreads;
+      if (g->backend == nullptr) g->backend = new GroupThreads(pthread_self());
       auto& gt = *static_cast<GroupThreads*>(g->backend);
       std::unique_lock lock(gt.mutex);
       if (gt.records.size() >= gt.sweep_at || at_limit()) sweep(gt);
-      // At the limit with none of the group's threads finished: wait for the oldest one, as
-      // wait() would have, rather than refuse. The group's own threads never wait for their
-      // parent, so this only delays it; a spawner with nothing of its own to wait for is
-      // refused by start(). Not under the lock: the thread joined may itself be spawning into
-      // this group.
-      while (at_limit() && !gt.records.empty()) {
+      // At the limit with none of the group's threads finished, the group's owner waits for
+      // the oldest one, as its wait() would have, rather than refuse: the group's threads never
+      // wait for their parent, so this only delays it. Any other spawner is refused by start().
+      // Not under the lock: the thread joined may itself be spawning into this group.
+      const bool may_wait = pthread_equal(gt.owner, pthread_self()) != 0;
+      while (may_wait && at_limit() && !gt.records.empty()) {
         ThreadRecord* oldest = gt.records.front();
         gt.records.erase(gt.records.begin());
         lock.unlock();

@@ -135,6 +135,29 @@ TEST(OsThreads, AGroupAtTheLimitWaitsForItsOwnTasks) {
   EXPECT_GT(c[Counter::suspensions], 0u) << "the spawner never had to wait: the test shows nothing";
 }
 
+// Only the group's owner waits at the limit. A member spawning into its own group would find
+// itself (or a sibling that waits for it) among the threads to wait for, so it gets the error.
+TEST(OsThreads, AMemberSpawningIntoItsOwnGroupAtTheLimitIsRefused) {
+  auto s = make(2, 4);
+  std::atomic<bool> release{false};
+  std::string what;
+  s->run([&] {
+    WaitGroup wg;
+    wg.go([&] {
+      try {
+        // Live: the root, this member, then two children; the third is one too many.
+        for (int i = 0; i < 10; ++i) wg.go([&release] { release.wait(false); });
+      } catch (const std::runtime_error& e) {
+        what = e.what();
+      }
+      release.store(true);
+      release.notify_all();
+    });
+    wg.wait();
+  });
+  EXPECT_NE(what.find("4 live threads reached (--max-live-threads 4)"), std::string::npos) << what;
+}
+
 // A WaitGroup of many short tasks: finished threads are swept (joined) as go() continues, so
 // the group never holds more than a bounded number of unjoined threads.
 TEST(OsThreads, WaitGroupSweepsFinishedThreads) {
