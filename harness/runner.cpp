@@ -239,7 +239,8 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
   meta.data()["counters"] = counter_metadata(hw);
   meta.data()["status"] = "running";
   meta.data()["notes"] = nlohmann::json::array(
-      {"peak_live_tasks is exact to within 32 tasks per worker thread (batched gauge)",
+      {"peak_live_tasks is exact with one worker thread and exact to within 32 tasks per additional "
+       "worker (batched gauge)",
        "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded",
        "cpu_ns, ru_nvcsw and ru_nivcsw are getrusage(RUSAGE_SELF) differences: the whole process",
        "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "
@@ -252,6 +253,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
   if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
   std::size_t done = 0;
   auto finish = [&](RunStatus status, const std::string& error) {
+    set_overflow_report("", "");
     outcome.status = status;
     outcome.error = error;
     outcome.rows = csv.rows();
@@ -306,6 +308,14 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
           m = run_external(c, external_warmup);
         } else {
           set_overflow_context(c.label().c_str());
+          // A stack overflow ends the process from the signal handler: it leaves this sidecar,
+          // not one that says "running".
+          nlohmann::json crashed = meta.data();
+          crashed["status"] = "failed";
+          crashed["error"] = "stack overflow in a task of " + c.label() +
+                             " (the process exited); rerun with a larger --stack-size";
+          crashed["rows"] = csv.rows();
+          set_overflow_report(meta.path(), crashed.dump(2) + "\n");
           tracer.watch(l.sched.get(), c.scheduler->name);
           const CounterSet before = l.sched->counters();
           const Usage u0 = process_usage();

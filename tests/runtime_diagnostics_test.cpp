@@ -8,11 +8,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
 #include "api.hpp"
 #include "registry.hpp"
+#include "runtime/fiber_guard.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/task_list.hpp"
 
@@ -101,8 +104,13 @@ int recurse(int depth) {
 
 TEST(StackOverflow, GuardPageNamesTheFix) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The report the harness arms before each run (its sidecar, marked failed) is on disk after
+  // the handler's exit. The death test's child re-runs this body, so the path has no pid in it.
+  const std::string report = ::testing::TempDir() + "schedlab_overflow_report.json";
+  std::remove(report.c_str());
   EXPECT_EXIT(
       {
+        set_overflow_report(report, "{\"status\": \"failed\"}\n");
         auto sched = make_scheduler("steal-half", 1, {{"stack-size", "16K"}});
         sched->run([] {
           auto h = spawn([] { return recurse(1 << 20); });
@@ -110,6 +118,10 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
         });
       },
       ::testing::ExitedWithCode(1), "stack overflow in a task.*16384 bytes.*--stack-size");
+  std::ifstream in(report);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"status\": \"failed\"}\n");
+  std::remove(report.c_str());
 }
 #endif
 

@@ -1,5 +1,6 @@
 #include "fiber_guard.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,12 +19,14 @@ namespace {
 // no locks: only async-signal-safe work happens in the handler).
 char g_context[256] = "a task";
 std::once_flag g_installed;
+// Written between runs only (see set_overflow_report), read by the handler.
+std::string g_report_path, g_report_tmp, g_report_text;
 thread_local void* t_altstack = nullptr;
 constexpr std::size_t kAltStackSize = 64 * 1024;  // SIGSTKSZ is too small for snprintf
 
-void write_all(const char* text, std::size_t n) {
+void write_all(int fd, const char* text, std::size_t n) {
   while (n > 0) {
-    const ssize_t w = ::write(STDERR_FILENO, text, n);
+    const ssize_t w = ::write(fd, text, n);
     if (w <= 0) return;
     text += w;
     n -= static_cast<std::size_t>(w);
@@ -44,7 +47,18 @@ void on_segv(int sig, siginfo_t* info, void*) {
                                 "stack of %zu bytes hit the guard page; rerun with a larger --stack-size "
                                 "(e.g. --stack-size %zuK)\n",
                                 g_context, w->index(), size, size * 4 / 1024);
-    if (n > 0) write_all(msg, static_cast<std::size_t>(n) < sizeof msg ? static_cast<std::size_t>(n) : sizeof msg - 1);
+    if (n > 0) {
+      write_all(STDERR_FILENO, msg,
+                static_cast<std::size_t>(n) < sizeof msg ? static_cast<std::size_t>(n) : sizeof msg - 1);
+    }
+    if (!g_report_path.empty()) {  // open, write, close and rename are async-signal-safe
+      const int fd = ::open(g_report_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        write_all(fd, g_report_text.data(), g_report_text.size());
+        ::close(fd);
+        ::rename(g_report_tmp.c_str(), g_report_path.c_str());
+      }
+    }
     ::_exit(1);
   }
   // Not a fiber overflow: crash as the program would have without us.
@@ -84,6 +98,12 @@ void release_overflow_stack() {
   ::sigaltstack(&ss, nullptr);
   ::munmap(t_altstack, kAltStackSize);
   t_altstack = nullptr;
+}
+
+void set_overflow_report(const std::string& path, const std::string& text) {
+  g_report_path = path;
+  g_report_tmp = path.empty() ? std::string() : path + ".tmp";
+  g_report_text = text;
 }
 
 void set_overflow_context(const char* label) noexcept {

@@ -5,12 +5,15 @@
 // the worker thread, whose stack is the overflowed one, so the handler runs on a per-thread
 // alternate signal stack. It checks that the faulting address is inside the guard page of the
 // fiber the worker is running, prints which task (the harness's label of the case) and the
-// --stack-size that fixes it, and exits with status 1. Any other SIGSEGV is not ours: the
+// --stack-size that fixes it, writes the report the harness armed (set_overflow_report), and
+// exits with status 1. Any other SIGSEGV is not ours: the
 // default action is restored and the fault repeats as a normal crash.
 //
 // Stacks handed out after the guard-page budget is spent (stack.hpp) have no guard page; an
 // overflow there is not caught. The run's counters say how many stacks were unguarded.
 #pragma once
+
+#include <string>
 
 namespace schedlab {
 
@@ -22,5 +25,10 @@ void arm_overflow_stack();
 void release_overflow_stack();
 // What the message calls the task: the harness sets it to the case it is running.
 void set_overflow_context(const char* label) noexcept;
+// What the handler leaves on disk before it exits: `text` written to `path` (through path.tmp
+// and a rename, as the harness writes its sidecar), so that a run's metadata does not claim a
+// dead process is still running. Call only while no task runs (between runs): the handler
+// reads these without a lock. An empty path writes nothing.
+void set_overflow_report(const std::string& path, const std::string& text);
 
 }  // namespace schedlab
