@@ -292,11 +292,11 @@ class OsThreadsScheduler final : public Scheduler {
     live_threads_.fetch_sub(1, std::memory_order_relaxed);
   }
 
-  // Joins and frees the group's threads that have finished. Called with gt.mutex held.
   bool at_limit() const {
     return live_threads_.load(std::memory_order_relaxed) >= config_.max_live_threads;
   }
 
+  // Joins and frees the group's threads that have finished. Called with gt.mutex held.
   void sweep(GroupThreads& gt) {
     auto still = std::stable_partition(gt.records.begin(), gt.records.end(), [](ThreadRecord* r) {
       return !r->finished.load(std::memory_order_acquire);

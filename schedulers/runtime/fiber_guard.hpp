@@ -6,8 +6,8 @@
 // alternate signal stack. It checks that the faulting address is inside the guard page of the
 // fiber the worker is running, prints which task (the harness's label of the case) and the
 // --stack-size that fixes it, writes the report the harness armed (set_overflow_report), and
-// exits with status 1. Any other SIGSEGV is not ours: the
-// default action is restored and the fault repeats as a normal crash.
+// exits with status 1. Any other SIGSEGV is not ours: the default action is restored and the
+// fault repeats as a normal crash.
 //
 // Stacks handed out after the guard-page budget is spent (stack.hpp) have no guard page; an
 // overflow there is not caught. The run's counters say how many stacks were unguarded.
