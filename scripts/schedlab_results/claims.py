@@ -13,10 +13,6 @@ from .stats import (ALPHA, MIN_REPS, efficiency, efficiency_reference, format_p,
                     summarise)
 
 SKEWED = ("one-long", "heavy-tail")
-# The share of a run's processor time (wall x threads) that fair must leave idle for "leaves a
-# processor idle" to hold: well above the idle time of a balanced run (wake-ups, the end of
-# the run), which is under 2% in our runs.
-IDLE_SHARE = 0.10
 
 
 @dataclass
@@ -99,25 +95,35 @@ def matches(rows, required, optional=()):
 
 
 def verdict(parts, few_reps):
-    """Combines part results {name: "held" | "not held" | "needs hardware counters" |
-    "not measured"} into the table's verdict."""
+    """Combines part results {name: "held" | "not held" | "not held: <detail>" |
+    "needs hardware counters" | "not measured"} into the table's verdict."""
     held = [n for n, s in parts.items() if s == "held"]
-    not_held = [n for n, s in parts.items() if s == "not held"]
+    not_held = [(n, s) for n, s in parts.items() if s.startswith("not held")]
     if len(held) == len(parts):
         text = "held"
-    elif len(not_held) == len(parts) == 1:
+    elif len(not_held) == len(parts) == 1 and not_held[0][1] == "not held":
         text = "not held"
     else:
-        pieces = ([f"held ({', '.join(held)})"] if held else []) + \
-                 ([f"not held ({', '.join(not_held)})"] if not_held else [])
-        pieces += [f"{n}: {s}" for n, s in parts.items() if s not in ("held", "not held")]
+        pieces = [f"held ({', '.join(held)})"] if held else []
+        if not_held:
+            pieces.append("not held (" + "; ".join(
+                n if s == "not held" else f"{n}: {s[len('not held: '):]}" for n, s in not_held) + ")")
+        pieces += [f"{n}: {s}" for n, s in parts.items()
+                   if s != "held" and not s.startswith("not held")]
         text = "; ".join(pieces)
     return text + (f" (n<{MIN_REPS} reps)" if few_reps and (held or not_held) else "")
 
 
-def all_configs(results_per_match):
-    """A part holds only if it holds in every configuration."""
-    return "held" if all(results_per_match) else "not held"
+def all_configs(results_per_match, matches_=None):
+    """A part holds only if it holds in every configuration. Given the matches, a part that
+    holds in some configurations and not in others says which did not hold."""
+    if all(results_per_match):
+        return "held"
+    if matches_ is None or not any(results_per_match):
+        return "not held"
+    failed = [m.config for m, ok in zip(matches_, results_per_match) if not ok]
+    return (f"not held: held in {len(results_per_match) - len(failed)} of "
+            f"{len(results_per_match)} configurations, not in {', '.join(failed)}")
 
 
 def num(x, spec):
@@ -142,10 +148,10 @@ def not_measured(text, preset):
 
 
 def claim_fair_idle(rows):
-    """Two parts: that fair leaves a processor idle (its idle time is at least IDLE_SHARE of the
-    processor time of the run), and that steal-half, which can move tasks, is faster there. The
-    second can fail where the first holds: a long task that steal-half also starts late (LIFO
-    order runs the oldest task, the long one in one-long, last)."""
+    """Two parts: that fair leaves a processor idle (its idle time per run is significantly
+    larger than steal-half's, which can move tasks), and that steal-half is faster there. Both can
+    fail where even steal-half starts the long task late (LIFO order runs the oldest task, the long
+    one in one-long, last)."""
     text = "fair split leaves a processor idle when tasks are unequal"
     skewed = rows[(rows["workload"] == "loops") &
                   rows["workload_params"].map(lambda p: parse_params(p).get("skew") in SKEWED)]
@@ -158,17 +164,18 @@ def claim_fair_idle(rows):
         p = mwu_p(m.sides[steal]["wall_ns"], m.sides[fair]["wall_ns"])
         s_med, f_med = m.median(steal, "wall_ns"), m.median(fair, "wall_ns")
         idle, s_idle = m.median(fair, "idle_ns"), m.median(steal, "idle_ns")
+        measured = "idle_ns" in m.sides[fair] and idle is not None and s_idle is not None
+        p_idle = mwu_p(m.sides[fair]["idle_ns"], m.sides[steal]["idle_ns"]) if measured else None
         share = None if idle is None or not f_med else idle / (f_med * m.threads)
         evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: steal-half {ms(s_med)} vs "
                         f"fair {ms(f_med)} ({change(s_med, f_med)}); idle/run fair {ms(idle)}"
                         f" ({num(None if share is None else share * 100, '.0f')}% of processor "
                         f"time), steal-half {ms(s_idle)}")
-        ps.append(f"{m.config}: {format_p(p)}")
-        idles.append(None if share is None else share >= IDLE_SHARE)
+        ps.append(f"{m.config}: time {format_p(p)}, idle {format_p(p_idle)}")
+        idles.append(None if not measured else p_idle is not None and p_idle < ALPHA and idle > s_idle)
         faster.append(p is not None and p < ALPHA and s_med < f_med)
-    parts = {f"fair idle >= {IDLE_SHARE:.0%}": "not measured" if None in idles
-             else all_configs(idles),
-             "steal-half faster": all_configs(faster)}
+    parts = {"fair idles more": "not measured" if None in idles else all_configs(idles, found),
+             "steal-half faster": all_configs(faster, found)}
     return Claim(text, "; ".join(evidence), "; ".join(ps),
                  verdict(parts, any(m.few_reps for m in found)))
 
@@ -195,8 +202,8 @@ def claim_central_cost(rows):
         ps.append(f"{m.config}: {format_p(p)}")
         cost.append(p is not None and p < ALPHA and c_med > s_med)
         spread.append(None if c_mig is None or s_mig is None else c_mig > s_mig)
-    parts = {"cost per task": all_configs(cost),
-             "migrations": "not measured" if None in spread else all_configs(spread)}
+    parts = {"cost per task": all_configs(cost, found),
+             "migrations": "not measured" if None in spread else all_configs(spread, found)}
     return Claim(text, "; ".join(evidence), "; ".join(ps),
                  verdict(parts, any(m.few_reps for m in found)))
 
@@ -243,10 +250,10 @@ def claim_lifo(rows, results):
             line += "; cache misses not measured"
         evidence.append(line)
         ps.append(f"{m.config}: {p_text}")
-    parts = {"time": all_configs(time),
-             "live tasks": "not measured" if None in live else all_configs(live),
+    parts = {"time": all_configs(time, found),
+             "live tasks": "not measured" if None in live else all_configs(live, found),
              "cache": ("needs hardware counters" if not cache_column or None in cache
-                       else all_configs(cache))}
+                       else all_configs(cache, found))}
     return Claim(text, "; ".join(evidence), "; ".join(ps),
                  verdict(parts, any(m.few_reps for m in found)))
 
@@ -265,7 +272,7 @@ def claim_steal_balances(rows):
     if not found:
         return not_measured(text, "quick")
     medians = summarise(rows, "wall_ns")
-    evidence, balanced, stole = [], [], []
+    evidence, balanced, stole, used = [], [], [], []
     for m in found:
         effs = {}
         for variant, part in m.sides.items():
@@ -284,6 +291,7 @@ def claim_steal_balances(rows):
                         f"steal-half tasks stolen/run {num(stolen, '.0f')}, global-queue "
                         f"pops/run {num(global_pops, '.0f')}"
                         + (" (overflowed: not evidence of stealing)" if overflowed else ""))
+        used.append(m)
         balanced.append(effs[steal][0] >= 0.8)
         if not overflowed:
             stole.append(None if stolen is None else stolen > 0)
@@ -294,7 +302,7 @@ def claim_steal_balances(rows):
                  "with at most 256 tasks)"
     else:
         steals = "not measured" if None in stole else all_configs(stole)
-    parts = {"efficiency >= 0.8": all_configs(balanced), "steals": steals}
+    parts = {"efficiency >= 0.8": all_configs(balanced, used), "steals": steals}
     return Claim(text, "; ".join(evidence), "n/a (threshold on efficiency, no test)",
                  verdict(parts, any(m.few_reps for m in found)))
 
@@ -325,7 +333,7 @@ def claim_handoff(rows):
         ps.append(f"{m.config}: {format_p(p)}")
         held.append(p is not None and p < ALPHA and on_med < off_med)
     return Claim(text, "; ".join(evidence), "; ".join(ps),
-                 verdict({"wall time": all_configs(held)}, any(m.few_reps for m in found)))
+                 verdict({"wall time": all_configs(held, found)}, any(m.few_reps for m in found)))
 
 
 def evaluate(results):

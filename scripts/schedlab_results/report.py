@@ -97,7 +97,7 @@ def claims_blocks(claims):
     return [doc.Paragraph(
         "Each claim compares scheduler variants on the same workload configuration at the "
         "largest thread count both ran; Mann-Whitney U two-sided on the repetitions, significant "
-        f"at p<0.05; a part holds only if it holds in every configuration. Comparisons with "
+        f"at p<0.05; a part holds only if it holds in every configuration (otherwise the verdict names the configurations where it did not). Comparisons with "
         f"fewer than {MIN_REPS} repetitions a side are marked (n<{MIN_REPS} reps). Rows of "
         "preset granularity are left out (figure 5 uses them)."),
         doc.Table(["Claim", "Evidence", "p-value", "Verdict"],

@@ -128,6 +128,13 @@ class PlotFixtureTest(unittest.TestCase):
         if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
             self.assertIn("cache: needs hardware counters", rows[2][3])
 
+    def test_a_part_that_holds_in_some_configurations_names_the_others(self):
+        # In the fixture, steal-half beats fair on heavy-tail loops but not on one-long.
+        verdict = table_rows(section(self.report, "Claims"))[0][3]
+        self.assertTrue(verdict.startswith("not held ("), verdict)
+        self.assertIn("steal-half faster: held in 1 of 2 configurations, not in loops skew=one-long",
+                      verdict)
+
     def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
         counters = section(self.report, "Counters")
         meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
