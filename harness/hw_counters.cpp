@@ -267,6 +267,30 @@ std::string probed_reason(const ProbedEvent& p) {
   return s;
 }
 
+// Creates an event set bound to component `cidx` (attach and multiplex both need that before
+// events are added) and attached to thread `tid`: what the probe and each worker's counters do
+// before adding events. On failure returns the PAPI error and names the failing call in *step;
+// *set is then PAPI_NULL or a set for the caller to destroy. Caller holds g_papi_mutex.
+int create_attached_set(int cidx, pid_t tid, int* set, const char** step) {
+  *step = "PAPI_create_eventset";
+  int r = PAPI_create_eventset(set);
+  if (r != PAPI_OK) {
+    *set = PAPI_NULL;
+    return r;
+  }
+  *step = "PAPI_assign_eventset_component";
+  if ((r = PAPI_assign_eventset_component(*set, cidx)) != PAPI_OK) return r;
+  *step = "PAPI_attach";
+  return PAPI_attach(*set, static_cast<unsigned long>(tid));
+}
+
+// Caller holds g_papi_mutex.
+void destroy_set(int* set) {
+  if (*set == PAPI_NULL) return;
+  PAPI_cleanup_eventset(*set);
+  PAPI_destroy_eventset(set);
+}
+
 // Caller holds g_papi_mutex.
 Tried try_papi(const PapiState& st, const std::string& name) {
   Tried t{name, false, ""};
@@ -279,32 +303,19 @@ Tried try_papi(const PapiState& st, const std::string& name) {
   // a KVM guest with PAPI 7.0: the perf_event component is enabled and adds
   // perf::CONTEXT-SWITCHES, yet PAPI_attach answers "Event does not exist" for every event; the
   // kernel back end then counts them.)
-  auto try_set = [&](bool attach, const char** step) {
-    int set = PAPI_NULL;
-    *step = "PAPI_create_eventset";
-    int r = PAPI_create_eventset(&set);
-    if (r != PAPI_OK) return r;
-    if (attach) {
-      *step = "PAPI_assign_eventset_component";
-      r = PAPI_assign_eventset_component(set, st.perf_cidx);
-      if (r == PAPI_OK) {
-        *step = "PAPI_attach";
-        r = PAPI_attach(set, static_cast<unsigned long>(this_tid()));
-      }
-    }
-    if (r == PAPI_OK) {
-      *step = "PAPI_add_named_event";
-      r = PAPI_add_named_event(set, name.c_str());
-    }
-    PAPI_cleanup_eventset(set);
-    PAPI_destroy_eventset(&set);
-    return r;
-  };
-  const char* step = "";
-  int r = try_set(false, &step);
+  int set = PAPI_NULL;
+  int r = PAPI_create_eventset(&set);
+  if (r == PAPI_OK) r = PAPI_add_named_event(set, name.c_str());
+  destroy_set(&set);
   std::string prefix;
   if (r == PAPI_OK) {
-    r = try_set(true, &step);
+    const char* step = "";
+    r = create_attached_set(st.perf_cidx, this_tid(), &set, &step);
+    if (r == PAPI_OK) {
+      step = "PAPI_add_named_event";
+      r = PAPI_add_named_event(set, name.c_str());
+    }
+    destroy_set(&set);
     prefix = std::string("adds, but ") + step + ": ";
   }
   if (r == PAPI_OK) {
@@ -364,8 +375,7 @@ class ThreadCounters {
     if (papi_set_ != PAPI_NULL) {
       std::lock_guard lock(g_papi_mutex);
       if (papi_started_) PAPI_stop(papi_set_, nullptr);
-      PAPI_cleanup_eventset(papi_set_);
-      PAPI_destroy_eventset(&papi_set_);
+      destroy_set(&papi_set_);
     }
     for (Group& g : groups_) {
       for (int fd : g.fds) close(fd);
@@ -522,19 +532,10 @@ class ThreadCounters {
   bool open_papi(const Plan& plan, std::string* error) {
     std::lock_guard lock(g_papi_mutex);
     const std::string who = "thread " + std::to_string(tid_) + ": ";
-    int r = PAPI_create_eventset(&papi_set_);
+    const char* step = "";
+    int r = create_attached_set(plan.papi_cidx, tid_, &papi_set_, &step);
     if (r != PAPI_OK) {
-      papi_set_ = PAPI_NULL;
-      *error = who + "PAPI_create_eventset: " + papi_error(r);
-      return false;
-    }
-    // Attach and multiplex both need the set bound to its component before events are added.
-    if ((r = PAPI_assign_eventset_component(papi_set_, plan.papi_cidx)) != PAPI_OK) {
-      *error = who + "PAPI_assign_eventset_component: " + papi_error(r);
-      return false;
-    }
-    if ((r = PAPI_attach(papi_set_, static_cast<unsigned long>(tid_))) != PAPI_OK) {
-      *error = who + "PAPI_attach: " + papi_error(r);
+      *error = who + step + ": " + papi_error(r);
       return false;
     }
     if (plan.papi_multiplex && (r = PAPI_set_multiplex(papi_set_)) != PAPI_OK) {
@@ -613,10 +614,7 @@ Plan make_plan(const Probe& probe, const std::vector<std::size_t>& event_index,
       failures[i] = r == PAPI_OK ? PAPI_add_named_event(set, plan.papi[i].event.c_str()) : r;
       all = all && failures[i] == PAPI_OK;
     }
-    if (set != PAPI_NULL) {
-      PAPI_cleanup_eventset(set);
-      PAPI_destroy_eventset(&set);
-    }
+    destroy_set(&set);
     return all;
   };
   std::vector<int> failures;

@@ -38,11 +38,8 @@ constexpr int kFibGoN = 20, kFibCilkN = 22;
 // are kept under that limit whatever the interleaving.
 constexpr int kOsThreadsFibN = 17;  // fib-go(17): 3192 tasks; fib(17) spawns fewer
 
-int fib_go_n(const std::string& scheduler) {
-  return scheduler == "os-threads" ? std::min(kFibGoN, kOsThreadsFibN) : kFibGoN;
-}
-int fib_cilk_n(const std::string& scheduler) {
-  return scheduler == "os-threads" ? std::min(kFibCilkN, kOsThreadsFibN) : kFibCilkN;
+int fib_n(const std::string& scheduler, int n) {
+  return scheduler == "os-threads" ? std::min(n, kOsThreadsFibN) : n;
 }
 
 std::vector<Case> all_cases() {
@@ -71,7 +68,7 @@ class EveryScheduler : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(EveryScheduler, FibGoShapeIsCorrect) {
-  const int n = fib_go_n(GetParam().scheduler);
+  const int n = fib_n(GetParam().scheduler, kFibGoN);
   std::uint64_t got = 0;
   sched_->run([&] { got = fib_go(n, 0); });
   EXPECT_EQ(got, fib_reference(n));
@@ -82,7 +79,7 @@ TEST_P(EveryScheduler, FibGoShapeIsCorrect) {
 }
 
 TEST_P(EveryScheduler, FibCilkShapeIsCorrectWithAndWithoutCutoff) {
-  const int n = fib_cilk_n(GetParam().scheduler);
+  const int n = fib_n(GetParam().scheduler, kFibCilkN);
   for (int cutoff : {0, 10}) {
     std::uint64_t got = 0;
     sched_->run([&] { got = fib_cilk(n, cutoff); });

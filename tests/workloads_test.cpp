@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "iomix/iomix.hpp"
-#include "loops/lengths.hpp"
 #include "registry.hpp"
 #include "spin.hpp"
 
@@ -58,19 +57,9 @@ TEST(Workloads, EveryWorkloadUnderEveryScheduler) {
   }
 }
 
-TEST(Workloads, LoopLengths) {
-  EXPECT_EQ(loop_lengths(4, 10, "uniform", 1), (std::vector<std::uint64_t>{10, 10, 10, 10}));
-  const auto one_long = loop_lengths(2000, 100, "one-long", 1);
-  EXPECT_EQ(one_long[0], 100u * 2000 / 2);  // as long as half of all the others together
-  EXPECT_EQ(one_long[1], 100u);
-  EXPECT_EQ(loop_lengths(100, 1000, "heavy-tail", 3), loop_lengths(100, 1000, "heavy-tail", 3));
-  EXPECT_NE(loop_lengths(100, 1000, "heavy-tail", 3), loop_lengths(100, 1000, "heavy-tail", 4));
-  EXPECT_THROW(loop_lengths(1, 1, "sideways", 1), std::invalid_argument);
-}
-
-TEST(Workloads, CountUpIsNotFolded) {
-  // The compiler may not replace the loop by its result: the asm barrier forces every
-  // increment. (That time grows linearly with the count is a benchmark, see README.)
+TEST(Workloads, CountUpReturnsItsCount) {
+  // Whether the loop really runs (is not folded into its result) cannot be seen from its value:
+  // that is the benchmark's check, time growing linearly with the count (README, loops).
   EXPECT_EQ(count_up(12345), 12345u);
   EXPECT_EQ(count_up(0), 0u);
 }

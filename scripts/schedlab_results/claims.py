@@ -164,7 +164,7 @@ def claim_fair_idle(rows):
         p = mwu_p(m.sides[steal]["wall_ns"], m.sides[fair]["wall_ns"])
         s_med, f_med = m.median(steal, "wall_ns"), m.median(fair, "wall_ns")
         idle, s_idle = m.median(fair, "idle_ns"), m.median(steal, "idle_ns")
-        measured = "idle_ns" in m.sides[fair] and idle is not None and s_idle is not None
+        measured = idle is not None and s_idle is not None
         p_idle = mwu_p(m.sides[fair]["idle_ns"], m.sides[steal]["idle_ns"]) if measured else None
         share = None if idle is None or not f_med else idle / (f_med * m.threads)
         evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: steal-half {ms(s_med)} vs "

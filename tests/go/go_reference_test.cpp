@@ -208,6 +208,7 @@ TEST(LoopLengths, Shapes) {
   }
   EXPECT_NEAR(sum / static_cast<double>(h.size()), 1e6, 1e5);
   EXPECT_EQ(h, loop_lengths(100000, 1000000, "heavy-tail", 3));
+  EXPECT_NE(loop_lengths(100, 1000, "heavy-tail", 3), loop_lengths(100, 1000, "heavy-tail", 4));
   EXPECT_NE(h, loop_lengths(100000, 1000000, "heavy-tail", 4));
 }
 

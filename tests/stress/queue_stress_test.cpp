@@ -449,18 +449,8 @@ struct Occupancy {
   void leave() { now.fetch_sub(1, std::memory_order_acq_rel); }
 };
 
-// A snapshot taken right after run() returns can miss increments that a worker makes after its
-// last visible action: steal-half counts a global push after releasing the lock, by which time
-// another worker may have taken the task, run it and finished the run. Re-read (up to 2 s)
-// until the global queue's pushes and pops agree; a real imbalance still shows.
-CounterSet settled_counters(const Scheduler& s, const CounterSet& before) {
-  CounterSet k;
-  for (int i = 0; i < 2000; ++i) {
-    k = s.counters() - before;
-    if (k[Counter::global_pushes] == k[Counter::global_pops]) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return k;
+bool global_queue_balanced(const CounterSet& k) {
+  return k[Counter::global_pushes] == k[Counter::global_pops];
 }
 
 std::string describe(const ParamValues& p) {
@@ -554,7 +544,7 @@ TEST_P(GlobalQueueStress, OverflowAndGlobalBatchesDeliverEveryTaskExactlyOnce) {
     ASSERT_EQ(wrong, 0u) << "tasks run zero or several times in run " << run << "; first "
                          << first_wrong << " ran " << int(ran[first_wrong].load()) << " times";
   }
-  const CounterSet k = settled_counters(*sched, before);
+  const CounterSet k = stress::settled_counters(*sched, before, global_queue_balanced);
   std::printf("  %u tasks x %d runs: overflows %llu, global pushes %llu, pops %llu, steals %llu\n",
               total, runs, static_cast<unsigned long long>(k[Counter::overflows]),
               static_cast<unsigned long long>(k[Counter::global_pushes]),
@@ -690,7 +680,7 @@ TEST_P(HandoffStress, BlockingTasksRunExactlyOnceAndNeverOversubscribeThePs) {
     occ.leave();
     wg.wait();
   });
-  const CounterSet k = settled_counters(*sched, before);
+  const CounterSet k = stress::settled_counters(*sched, before, global_queue_balanced);
 
   std::uint32_t wrong = 0, first_wrong = UINT32_MAX;
   for (std::uint32_t i = 0; i < tasks; ++i) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "scheduler.hpp"
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SCHEDLAB_STRESS_SANITIZED 1
 #endif
@@ -151,6 +153,22 @@ inline void random_delay(Rng& rng) {
     return;
   }
   std::this_thread::yield();
+}
+
+// A snapshot taken right after run() returns can miss increments that a worker makes after its
+// last visible action (steal-half counts a global push after releasing the lock, by which time
+// another worker may have run the task and finished the run). Re-reads the counters since
+// `before`, for up to 2 s, until `consistent` holds for them; a real imbalance still shows in
+// what is returned.
+template <typename Consistent>
+CounterSet settled_counters(const Scheduler& s, const CounterSet& before, Consistent consistent) {
+  CounterSet k;
+  for (int i = 0; i < 2000; ++i) {
+    k = s.counters() - before;
+    if (consistent(k)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return k;
 }
 
 }  // namespace schedlab::stress
