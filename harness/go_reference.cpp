@@ -174,4 +174,16 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
   return runs;
 }
 
+Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline from Go*/) {
+  std::vector<std::pair<std::string, std::string>> args;
+  for (const ParamSpec& p : case_.workload->params) args.emplace_back(p.name, case_.workload_params.at(p.name));
+  for (auto& extra : w.external_args()) args.push_back(std::move(extra));
+  const std::vector<GoRun> runs =
+      run_go_reference(case_.workload->name, args, case_.threads, warmup_, 1, schedtrace_ms_);
+  Measurement m;
+  m.wall_ns = runs.at(0).wall_ns;
+  settle_task_count(m, static_cast<std::uint64_t>(runs.at(0).tasks), w.expected_tasks(), case_.label());
+  return m;
+}
+
 }  // namespace schedlab

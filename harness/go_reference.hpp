@@ -12,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "measure.hpp"
+#include "plan.hpp"
+
 namespace schedlab {
 
 // The reference program: $SCHEDLAB_GO_BINARY when set and not empty, else the one this build
@@ -42,5 +45,22 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
                                     const std::vector<std::pair<std::string, std::string>>& args,
                                     unsigned threads, unsigned warmup, unsigned reps,
                                     unsigned schedtrace_ms);
+
+// The go-runtime Subject: each repetition is one run of schedlab-go with `warmup` unreported
+// repetitions first (a new process must warm up every time). Its Measurement has the program's
+// own wall time and task count; the scheduler counters, rusage and events are not measured.
+// The program checks its own result.
+class GoProgramSubject final : public Subject {
+ public:
+  GoProgramSubject(const Case& c, unsigned warmup, unsigned schedtrace_ms)
+      : case_(c), warmup_(warmup), schedtrace_ms_(schedtrace_ms) {}
+  void warm_up(Workload&, unsigned) override {}  // inside every run, see above
+  Measurement measure(Workload& w, bool traced) override;
+
+ private:
+  const Case case_;
+  const unsigned warmup_;
+  const unsigned schedtrace_ms_;
+};
 
 }  // namespace schedlab

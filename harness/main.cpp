@@ -4,6 +4,7 @@
 //   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
 //   schedlab run --preset quick            a named preset (harness/presets.json)
 //   schedlab counters                      what this machine can count, and why not the rest
+//   schedlab columns [--markdown|--json]   the CSV's columns (harness/row.cpp)
 //
 // Exit status: 0 done; 1 a run failed (wrong result, runtime error); 2 the request was refused
 // (bad name, value or file), nothing ran; 130 interrupted (completed rows kept).
@@ -25,7 +26,9 @@
 #include "metadata.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
+#include "row.hpp"
 #include "runner.hpp"
+#include "summary.hpp"
 
 namespace schedlab {
 namespace {
@@ -69,6 +72,20 @@ int cmd_list(const std::string& presets_file) {
   return 0;
 }
 
+int cmd_columns(bool markdown, bool json) {
+  if (markdown) {
+    std::cout << schema_markdown();
+  } else if (json) {
+    std::cout << schema_json().dump(2) << "\n";
+  } else {
+    for (const Column& c : columns()) {
+      std::cout << c.name << " [" << c.group << (c.unit.empty() ? "" : ", " + c.unit) << "]: " << c.meaning
+                << "\n    empty when: " << c.empty_when << "\n";
+    }
+  }
+  return 0;
+}
+
 // The directory part of a path must exist; the file itself must not (never overwritten).
 void check_output_path(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -82,44 +99,24 @@ void check_output_path(const std::string& path) {
   }
 }
 
-int cmd_run(RunRequest request, const std::string& out) {
-  if (out.empty()) {
-    ::mkdir("results", 0755);
-    request.out_path = "results/" + (request.preset.empty() ? std::string("run") : request.preset) +
-                       "-" + compact_timestamp() + "-" + host_name() + ".csv";
-  } else {
-    request.out_path = out;
-  }
-  check_output_path(request.out_path);
-  if (!request.trace_path.empty()) check_output_path(request.trace_path);
-  const std::vector<Case> cases = plan(request);
-  HwCounters hw(parse_counter_selection(request.counters));
-  if (request.require_counters) {
-    for (const CounterAvailability& a : hw.availability()) {
-      if (!a.available) {
-        throw ParamError("counter " + a.column + " is unavailable on this machine (" + a.reason +
-                         "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
-      }
+void require_counters(const HwCounters& events) {
+  for (const CounterAvailability& a : events.availability()) {
+    if (!a.available) {
+      throw ParamError("counter " + a.column + " is unavailable on this machine (" + a.reason +
+                       "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
     }
   }
-  std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
-               request.out_path.c_str());
-  std::unique_ptr<CsvWriter> csv;
-  try {
-    csv = std::make_unique<CsvWriter>(request.out_path, csv_columns());
-  } catch (const std::runtime_error& e) {
-    throw ParamError(e.what());  // refused before anything ran
-  }
-  const RunOutcome outcome = execute(request, cases, *csv, hw);
+}
+
+int report_outcome(const RunOutcome& outcome, const std::string& out_path) {
   std::cout << summary_table(outcome.results);
-  std::cout << "rows: " << outcome.rows << " in " << request.out_path << " (metadata: "
-            << metadata_path_for(request.out_path) << ")\n";
+  std::cout << "rows: " << outcome.rows << " in " << out_path << " (metadata: " << metadata_path_for(out_path)
+            << ")\n";
   switch (outcome.status) {
     case RunStatus::complete:
       return 0;
     case RunStatus::interrupted:
-      std::fprintf(stderr, "schedlab: interrupted; %zu completed rows kept in %s\n", outcome.rows,
-                   request.out_path.c_str());
+      std::fprintf(stderr, "schedlab: interrupted; %zu completed rows kept in %s\n", outcome.rows, out_path.c_str());
       return kExitInterrupted;
     case RunStatus::failed:
       std::fprintf(stderr, "schedlab: error: %s\n", outcome.error.c_str());
@@ -128,46 +125,131 @@ int cmd_run(RunRequest request, const std::string& out) {
   return kExitFailed;
 }
 
+int cmd_run(RunRequest request, const std::string& out) {
+  if (out.empty()) {
+    ::mkdir("results", 0755);
+    request.out_path = "results/" + (request.preset.empty() ? std::string("run") : request.preset) + "-" +
+                       compact_timestamp() + "-" + host_name() + ".csv";
+  } else {
+    request.out_path = out;
+  }
+  check_output_path(request.out_path);
+  if (!request.trace_path.empty()) check_output_path(request.trace_path);
+  const std::vector<Case> cases = plan(request);
+  HwCounters events(parse_counter_selection(request.counters));
+  if (request.require_counters) require_counters(events);
+  std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
+               request.out_path.c_str());
+  std::unique_ptr<CsvWriter> csv;
+  try {
+    csv = std::make_unique<CsvWriter>(request.out_path, header());
+  } catch (const std::runtime_error& e) {
+    throw ParamError(e.what());  // refused before anything ran
+  }
+  return report_outcome(execute(request, cases, *csv, events), request.out_path);
+}
+
+// What `schedlab run` was given, as text, before it is checked.
+struct RunOptions {
+  std::string schedulers, workloads, threads = "1", out, preset;
+  unsigned reps = 5, warmup = 1;
+  std::string counters = "default";
+  bool require_counters = false;
+  unsigned schedtrace_ms = 0;
+  std::string trace_path;
+  std::size_t trace_max_events = 1000000;
+  std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
+  CLI::Option* reps_opt = nullptr;
+  CLI::Option* warmup_opt = nullptr;
+};
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
+  run->add_option("--preset", o.preset, "Run a named preset (see list) instead of a selection");
+  run->add_option("--scheduler", o.schedulers, "Schedulers, comma-separated (see list)");
+  run->add_option("--workload", o.workloads, "Workloads, comma-separated (see list)");
+  run->add_option("--threads", o.threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
+  o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case");
+  o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions");
+  run->add_option("--counters", o.counters,
+                  "Hardware/kernel events per worker: default, none, sw, cache, or columns (see `schedlab counters`)")
+      ->capture_default_str();
+  run->add_flag("--require-counters", o.require_counters, "Refuse to run if a selected counter is unavailable");
+  run->add_option("--trace", o.trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
+  run->add_option("--trace-max-events", o.trace_max_events, "Cap on events in the --trace file")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+  run->add_option("--schedtrace", o.schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
+      ->check(CLI::Range(1u, 3600000u));
+  run->add_option("--out", o.out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
+  for (const ParamSpec& p : all_param_specs()) {
+    run->add_option("--" + p.name, o.params[p.name], p.help + " [" + p.accepted() + "]");
+  }
+  return run;
+}
+
+// A preset is the whole selection; only the repetitions and the output may be overridden.
+RunRequest preset_request(const RunOptions& o, const CLI::App& run, const std::string& presets_file) {
+  for (const char* flag : {"--scheduler", "--workload", "--threads"}) {
+    if (run.count(flag) != 0) {
+      throw ParamError(std::string(flag) + " cannot be combined with --preset; edit the preset or drop --preset");
+    }
+  }
+  for (const auto& [name, text] : o.params) {
+    if (!text.empty()) throw ParamError("--" + name + " cannot be combined with --preset; edit the preset or drop --preset");
+  }
+  RunRequest request = load_preset(presets_file, o.preset);
+  if (o.reps_opt->count() != 0) request.reps = o.reps;
+  if (o.warmup_opt->count() != 0) request.warmup = o.warmup;
+  return request;
+}
+
+RunRequest selection_request(const RunOptions& o) {
+  RunPart part;
+  part.schedulers = split_list(o.schedulers);
+  part.workloads = split_list(o.workloads);
+  part.threads.clear();
+  for (const std::string& t : split_list(o.threads)) {
+    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+    part.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+  }
+  for (const auto& [name, text] : o.params) {
+    if (!text.empty()) part.params[name] = split_list(text);
+  }
+  RunRequest request;
+  request.parts.push_back(std::move(part));
+  request.reps = o.reps;
+  request.warmup = o.warmup;
+  return request;
+}
+
+RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::string& presets_file, int argc,
+                         char** argv) {
+  RunRequest request = o.preset.empty() ? selection_request(o) : preset_request(o, run, presets_file);
+  request.counters = o.counters;
+  request.require_counters = o.require_counters;
+  request.schedtrace_ms = o.schedtrace_ms;
+  request.trace_path = o.trace_path;
+  request.trace_max_events = o.trace_max_events;
+  request.command_line.assign(argv, argv + argc);
+  request.progress = ::isatty(2) != 0;
+  return request;
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app{"schedlab: benchmark suite and harness for task schedulers"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
-
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
   app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
   app.add_subcommand("counters", "Show which hardware and kernel counters this machine can read, and why not the others");
-
-  CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
-  std::string schedulers, workloads, threads = "1", out, preset;
-  unsigned reps = 5, warmup = 1;
-  run->add_option("--preset", preset, "Run a named preset (see list) instead of a selection");
-  run->add_option("--scheduler", schedulers, "Schedulers, comma-separated (see list)");
-  run->add_option("--workload", workloads, "Workloads, comma-separated (see list)");
-  run->add_option("--threads", threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
-  CLI::Option* reps_opt = run->add_option("--reps", reps, "Measured repetitions per case");
-  CLI::Option* warmup_opt = run->add_option("--warmup", warmup, "Untimed runs before the repetitions");
-  std::string counters = "default";
-  bool require_counters = false;
-  unsigned schedtrace_ms = 0;
-  run->add_option("--counters", counters,
-                  "Hardware/kernel events per worker: default, none, sw, cache, or columns (see `schedlab counters`)")
-      ->capture_default_str();
-  run->add_flag("--require-counters", require_counters, "Refuse to run if a selected counter is unavailable");
-  std::string trace_path;
-  std::size_t trace_max_events = 1000000;
-  run->add_option("--trace", trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
-  run->add_option("--trace-max-events", trace_max_events, "Cap on events in the --trace file")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
-  run->add_option("--schedtrace", schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
-      ->check(CLI::Range(1u, 3600000u));
-  run->add_option("--out", out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
-  std::map<std::string, std::string> param_text;
-  for (const ParamSpec& p : all_param_specs()) {
-    run->add_option("--" + p.name, param_text[p.name], p.help + " [" + p.accepted() + "]");
-  }
-
+  CLI::App* columns_cmd = app.add_subcommand("columns", "Describe the CSV's columns (the schema in harness/row.cpp)");
+  bool markdown = false, json = false;
+  columns_cmd->add_flag("--markdown", markdown, "As README's Markdown table");
+  columns_cmd->add_flag("--json", json, "As the sidecar's `schema` (JSON)");
+  RunOptions options;
+  CLI::App* run = add_run_command(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -178,48 +260,10 @@ int main_impl(int argc, char** argv) {
     std::fprintf(stderr, "schedlab: error: %s; see `schedlab --help`\n", e.what());
     return kExitRefused;
   }
-
   if (app.got_subcommand("list")) return cmd_list(presets_file);
   if (app.got_subcommand("counters")) return print_counter_report(std::cout);
-
-  RunRequest request;
-  if (!preset.empty()) {
-    // A preset is the whole selection; only the repetitions and the output may be overridden.
-    for (const char* flag : {"--scheduler", "--workload", "--threads"}) {
-      if (run->count(flag) != 0) {
-        throw ParamError(std::string(flag) + " cannot be combined with --preset; edit the preset or drop --preset");
-      }
-    }
-    for (const auto& [name, text] : param_text) {
-      if (!text.empty()) throw ParamError("--" + name + " cannot be combined with --preset; edit the preset or drop --preset");
-    }
-    request = load_preset(presets_file, preset);
-    if (reps_opt->count() != 0) request.reps = reps;
-    if (warmup_opt->count() != 0) request.warmup = warmup;
-  } else {
-    RunPart part;
-    part.schedulers = split_list(schedulers);
-    part.workloads = split_list(workloads);
-    part.threads.clear();
-    for (const std::string& t : split_list(threads)) {
-      const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
-      part.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
-    }
-    for (const auto& [name, text] : param_text) {
-      if (!text.empty()) part.params[name] = split_list(text);
-    }
-    request.parts.push_back(std::move(part));
-    request.reps = reps;
-    request.warmup = warmup;
-  }
-  request.counters = counters;
-  request.require_counters = require_counters;
-  request.schedtrace_ms = schedtrace_ms;
-  request.trace_path = trace_path;
-  request.trace_max_events = trace_max_events;
-  request.command_line.assign(argv, argv + argc);
-  request.progress = ::isatty(2) != 0;
-  return cmd_run(std::move(request), out);
+  if (app.got_subcommand("columns")) return cmd_columns(markdown, json);
+  return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out);
 }
 
 // SIGINT and SIGTERM are blocked in every thread (the mask is inherited, so this runs before

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runner.hpp"
+#include "plan.hpp"
 
 namespace schedlab {
 

@@ -9,7 +9,8 @@ std::string schedtrace_line(long long ms, const std::optional<SchedSnapshot>& s,
           " threads=" + std::to_string(s->threads) + " spinningthreads=" + std::to_string(s->spinning) +
           " runqueue=" + std::to_string(s->global_queue) + " [";
   for (std::size_t i = 0; i < s->local_queues.size(); ++i) {
-    line += (i == 0 ? "" : " ") + std::to_string(s->local_queues[i]);
+    if (i != 0) line += ' ';
+    line += std::to_string(s->local_queues[i]);
   }
   return line + "]";
 }

@@ -15,38 +15,73 @@
 namespace schedlab {
 
 enum class Counter : std::size_t {
-  tasks_spawned,     // tasks created by spawn() or WaitGroup::go(), plus the root
-  tasks_executed,    // task bodies run to completion
-  local_pushes,      // pushes into a per-processor queue
-  local_pops,        // tasks the owner took from its own queue
-  steal_attempts,    // victims probed by a thief
-  steals,            // probes that moved at least one task
-  tasks_stolen,      // tasks moved by those steals
-  global_pushes,     // tasks put on a shared queue (central's queue, steal-half's global queue)
-  global_pops,       // tasks taken from it
-  overflows,         // steal-half: full local queue, half moved to the global queue
-  migrations,        // a task started or resumed on a processor other than its spawner's
-  fiber_switches,    // stack switches (suspend and resume of a task's fiber)
-  suspensions,       // joins/waits that had to suspend the task
-  parks,             // a worker thread went to sleep
-  unparks,           // a sleeping worker thread was woken
-  idle_ns,           // summed time worker threads spent parked
-  spinning_ns,       // summed time spent spinning (looking for work while holding no task)
-  handoffs,          // steal-half: processor handed to another thread around a blocking call
-  threads_created,   // gauge: worker threads started so far (including the initial ones)
-  peak_live_tasks,   // gauge: most tasks alive at once in the run (spawned, not finished)
-  stacks_allocated,  // gauge: fiber stacks allocated so far (pools never shrink)
+  tasks_spawned,
+  tasks_executed,
+  local_pushes,
+  local_pops,
+  steal_attempts,
+  steals,
+  tasks_stolen,
+  global_pushes,
+  global_pops,
+  overflows,
+  migrations,
+  fiber_switches,
+  suspensions,
+  parks,
+  unparks,
+  idle_ns,
+  spinning_ns,
+  handoffs,
+  threads_created,
+  peak_live_tasks,
+  stacks_allocated,
   count
 };
 
 inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::count);
 
-inline constexpr std::array<std::string_view, kCounterCount> kCounterNames = {
-    "tasks_spawned", "tasks_executed", "local_pushes",   "local_pops",      "steal_attempts",
-    "steals",        "tasks_stolen",   "global_pushes",  "global_pops",     "overflows",
-    "migrations",    "fiber_switches", "suspensions",    "parks",           "unparks",
-    "idle_ns",       "spinning_ns",    "handoffs",       "threads_created", "peak_live_tasks",
-    "stacks_allocated"};
+// What each counter is: its CSV column and what it counts. The one home of these words: the
+// CSV schema (harness/row.cpp), README's column table and `schedlab columns` read them here.
+struct CounterInfo {
+  std::string_view name;
+  std::string_view unit;
+  std::string_view meaning;
+};
+
+inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
+    {"tasks_spawned", "tasks", "tasks created by spawn() or WaitGroup::go(), plus the root"},
+    {"tasks_executed", "tasks", "task bodies run to completion"},
+    {"local_pushes", "tasks", "pushes into a per-processor queue"},
+    {"local_pops", "tasks", "tasks a processor took from its own queue"},
+    {"steal_attempts", "probes", "victims probed by a thief"},
+    {"steals", "probes", "probes that moved at least one task"},
+    {"tasks_stolen", "tasks", "tasks moved by those steals"},
+    {"global_pushes", "tasks",
+     "tasks put on a shared queue (central's queue, steal-half's global queue)"},
+    {"global_pops", "tasks", "tasks taken from a shared queue"},
+    {"overflows", "events", "steal-half: a full local queue moved half of it to the global queue"},
+    {"migrations", "tasks",
+     "a task started or resumed on another processor than the one that spawned it"},
+    {"fiber_switches", "switches", "stack switches (suspend and resume of a task's fiber)"},
+    {"suspensions", "events", "joins and waits that had to suspend the task"},
+    {"parks", "events", "a worker thread went to sleep"},
+    {"unparks", "events", "a sleeping worker thread was woken"},
+    {"idle_ns", "ns", "summed time worker threads spent parked"},
+    {"spinning_ns", "ns",
+     "summed time spent spinning (looking for work while holding no task)"},
+    {"handoffs", "events",
+     "steal-half: a processor handed to another thread around a blocking call"},
+    {"threads_created", "threads",
+     "gauge: worker threads started so far (including the initial ones)"},
+    {"peak_live_tasks", "tasks",
+     "gauge: most tasks alive at once in the run (spawned, not finished)"},
+    {"stacks_allocated", "stacks", "gauge: fiber stacks allocated so far (pools never shrink)"},
+}};
+
+constexpr std::string_view counter_name(Counter c) {
+  return kCounters[static_cast<std::size_t>(c)].name;
+}
 
 // Gauges describe a state (a peak, a pool size, a thread count) rather than events: they are
 // not differenced between two snapshots. Everything else is a count or a duration.
@@ -65,6 +100,15 @@ struct CounterSet {
   void set(Counter c, std::uint64_t v) {
     (*this)[c] = v;
     measured.set(static_cast<std::size_t>(c));
+  }
+
+  // Adds the counters of a later interval (gauges take the later value).
+  CounterSet& operator+=(const CounterSet& later) {
+    measured = later.measured;
+    for (std::size_t i = 0; i < kCounterCount; ++i) {
+      value[i] = is_gauge(static_cast<Counter>(i)) ? later.value[i] : value[i] + later.value[i];
+    }
+    return *this;
   }
 
   // The counters of the interval between two snapshots of the same scheduler. Gauges are

@@ -5,13 +5,14 @@
 //   schedlab_gbench [--schedlab_param NAME=VALUE ...] [--schedlab_threads 1,2,...] [--benchmark_...]
 //
 // Names: sched:steal-half/work:fib-go/threads:2 (Google Benchmark 1.7.1 appends
-// /process_time/real_time because of MeasureProcessCPUTime and UseRealTime). The rows measure
-// what `schedlab run` measures: one iteration is Scheduler::run of the workload's root task. The
-// scheduler and workload are built, and the workload prepared, once per benchmark outside the
-// timed loop (kept across Google Benchmark's calls that size the iteration count, rebuilt when
-// another benchmark runs); check() runs after every iteration with the timer paused, and a wrong
-// result, a task count other than the workload's own, or an error from the scheduler (e.g.
-// os-threads' live-thread limit) is reported with SkipWithError.
+// /process_time/manual_time because of MeasureProcessCPUTime and UseManualTime). Each iteration
+// is one repetition of `schedlab run`'s measurement protocol (harness/measure.hpp): the
+// iteration's time is the measured region (Scheduler::run of the workload's root task), and
+// the result check and the exactly-once check follow every iteration outside it. The scheduler
+// and workload are built, and the workload prepared, once per benchmark outside the timed loop
+// (kept across Google Benchmark's calls that size the iteration count, rebuilt when another
+// benchmark runs); a wrong result, a task count other than the workload's own, or an error from
+// the scheduler (e.g. os-threads' live-thread limit) is reported with SkipWithError.
 //
 // Parameters: every scheduler and workload runs with its registry defaults, except that the
 // fib shapes run smaller (fib-go n=20, fib n=22; see kGbenchDefaults) so that a whole sweep stays
@@ -30,12 +31,11 @@
 // row, never written as 0.
 //
 // Debian's libbenchmark 1.7.1 is a DEBUG build and prints "***WARNING*** Library was built as
-// DEBUG. Timings may be affected." on every run (PLATFORM-NOTES.md). The library's own code is
+// DEBUG. Timings may be affected." on every run (docs/platform.md). The library's own code is
 // only the timing loop around each iteration, which here lasts milliseconds, so the effect on
 // these rows is negligible; the JSON context records it as schedlab_note.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "build_info.hpp"
+#include "measure.hpp"
 #include "registry.hpp"
 
 namespace schedlab {
@@ -166,14 +167,14 @@ ParamValues params_for(const std::vector<ParamSpec>& specs, const Options& o,
   return resolve_params(specs, p, owner);
 }
 
-// The scheduler and prepared workload of the benchmark that ran last. Google Benchmark calls a
-// benchmark's function several times (to size the iteration count, then per repetition); they
-// share one instance. Only one is alive at a time: the next benchmark releases it.
+// The subject (scheduler) and prepared workload of the benchmark that ran last. Google
+// Benchmark calls a benchmark's function several times (to size the iteration count, then per
+// repetition); they share one instance. Only one is alive at a time: the next benchmark
+// releases it.
 struct Live {
   std::string name;
-  std::unique_ptr<Scheduler> sched;
+  std::unique_ptr<InProcessSubject> subject;
   std::unique_ptr<Workload> work;
-  std::optional<std::uint64_t> expected;
 };
 std::unique_ptr<Live> g_live;
 
@@ -198,13 +199,34 @@ Live& acquire_live(const Spec& spec) {
   auto l = std::make_unique<Live>();
   l->name = spec.name;
   l->work = spec.work->make(spec.work_params);
-  l->sched = spec.sched->make(spec.threads, spec.sched_params);
+  l->subject = std::make_unique<InProcessSubject>(spec.sched->make(spec.threads, spec.sched_params), spec.name,
+                                                  spec.sched->name, Watchers{});
   l->work->prepare();
-  l->expected = l->work->expected_tasks();
   g_live = std::move(l);
   return *g_live;
 }
 
+// The user counters of a benchmark from its runs' summed counters.
+void report_counters(benchmark::State& state, const CounterSet& total, double run_ns, double tasks) {
+  if (tasks >= 0) {
+    state.counters["tasks"] = benchmark::Counter(tasks, benchmark::Counter::kAvgIterations);
+    if (tasks > 0) state.counters["ns_per_task"] = benchmark::Counter(run_ns / tasks);
+  }
+  for (Counter c : {Counter::steals, Counter::tasks_stolen, Counter::migrations,
+                    Counter::global_pushes, Counter::global_pops, Counter::parks}) {
+    if (!total.has(c)) continue;
+    state.counters[std::string(counter_name(c))] =
+        benchmark::Counter(static_cast<double>(total[c]), benchmark::Counter::kAvgIterations);
+  }
+  if (total.has(Counter::peak_live_tasks)) {
+    state.counters["peak_live_tasks"] =
+        benchmark::Counter(static_cast<double>(total[Counter::peak_live_tasks]));
+  }
+}
+
+// Each iteration is one measured repetition of `schedlab run` (measure.hpp): the same timed
+// region (reported as the iteration's manual time), the same result check and exactly-once
+// check, which fail the benchmark with SkipWithError.
 void run_benchmark(benchmark::State& state, const Spec& spec) {
   Live* live = nullptr;
   try {
@@ -216,62 +238,31 @@ void run_benchmark(benchmark::State& state, const Spec& spec) {
     }
     return;
   }
-  Scheduler& sched = *live->sched;
-  Workload& work = *live->work;
-  const CounterSet before = sched.counters();
-  double run_ns = 0;
-  std::uint64_t iterations = 0;
+  CounterSet total;
+  double run_ns = 0, tasks = 0;
+  bool tasks_known = true;
   for (auto _ : state) {
+    Measurement m;
     try {
-      const auto t0 = std::chrono::steady_clock::now();
-      sched.run([&work] { work.run(); });
-      run_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      m = live->subject->measure(*live->work, /*traced=*/false);
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
       break;
     }
-    ++iterations;
-    state.PauseTiming();
-    const std::string err = work.check();
-    if (!err.empty()) {
-      state.SkipWithError(("wrong result: " + err).c_str());
-      break;
+    state.SetIterationTime(m.wall_ns / 1e9);
+    run_ns += m.wall_ns;
+    total += m.counters;
+    if (m.tasks) {
+      tasks += static_cast<double>(*m.tasks);
+    } else {
+      tasks_known = false;
     }
-    state.ResumeTiming();
   }
   if (state.error_occurred()) {
     release_live();  // a failed run may leave the workload's state anywhere
     return;
   }
-  const CounterSet delta = sched.counters() - before;
-  double tasks = -1;
-  if (delta.has(Counter::tasks_executed)) {
-    tasks = static_cast<double>(delta[Counter::tasks_executed]);
-    if (live->expected && delta[Counter::tasks_executed] != iterations * (*live->expected + 1)) {
-      state.SkipWithError(("task count mismatch: executed " + std::to_string(delta[Counter::tasks_executed]) +
-                           " tasks in " + std::to_string(iterations) + " runs, expected " +
-                           std::to_string(*live->expected + 1) + " per run")
-                              .c_str());
-      release_live();
-      return;
-    }
-  } else if (live->expected) {
-    tasks = static_cast<double>(iterations * (*live->expected + 1));
-  }
-  if (tasks >= 0) {
-    state.counters["tasks"] = benchmark::Counter(tasks, benchmark::Counter::kAvgIterations);
-    if (tasks > 0) state.counters["ns_per_task"] = benchmark::Counter(run_ns / tasks);
-  }
-  for (Counter c : {Counter::steals, Counter::tasks_stolen, Counter::migrations,
-                    Counter::global_pushes, Counter::global_pops, Counter::parks}) {
-    if (!delta.has(c)) continue;
-    state.counters[std::string(kCounterNames[static_cast<std::size_t>(c)])] =
-        benchmark::Counter(static_cast<double>(delta[c]), benchmark::Counter::kAvgIterations);
-  }
-  if (delta.has(Counter::peak_live_tasks)) {
-    state.counters["peak_live_tasks"] =
-        benchmark::Counter(static_cast<double>(delta[Counter::peak_live_tasks]));
-  }
+  report_counters(state, total, run_ns, tasks_known ? tasks : -1);
 }
 
 // Keeps the specs alive for the registered lambdas.
@@ -302,7 +293,7 @@ void register_all(const Options& o) {
         g_specs.push_back(std::move(spec));
         benchmark::RegisterBenchmark(raw->name.c_str(),
                                      [raw](benchmark::State& st) { run_benchmark(st, *raw); })
-            ->UseRealTime()
+            ->UseManualTime()
             ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
       }

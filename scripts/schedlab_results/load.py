@@ -1,12 +1,17 @@
 """Reading schedlab CSVs and their .meta.json sidecars into one table.
 
 Conventions the rest of the package relies on:
+- the columns are described by the sidecar's `schema` (written by `schedlab run` from
+  harness/row.cpp, the one definition of the columns): each has a group (`id`, `param`,
+  `result`, and one group per kind of counter). Nothing here lists the columns again; a CSV
+  without a sidecar schema is read by position (the parameter columns lie between
+  `workload_params` and `wall_ns`);
 - an empty cell is "not measured" and becomes NaN, never 0;
 - parameter values are read from the `scheduler_params` / `workload_params` strings
-  ("key=value key=value", keys as on the command line); the per-parameter columns between
-  `workload_params` and `wall_ns` are dropped, because a parameter may share its name with a
-  result column (loops' `tasks` parameter and the `tasks` result);
-- every column after `wall_ns` is numeric and optional.
+  ("key=value key=value", keys as on the command line); the per-parameter columns are dropped,
+  because a parameter may share its name with a result column (loops' `tasks` parameter and the
+  `tasks` result);
+- every column that is not an identification or a parameter is numeric and optional.
 """
 import csv
 import json
@@ -17,9 +22,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-ID_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep",
-              "scheduler_params", "workload_params"]
-REQUIRED_COLUMNS = ID_COLUMNS + ["wall_ns"]
+# The columns these scripts read to identify a row and time it: a CSV without them is refused.
+REQUIRED_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep",
+                    "scheduler_params", "workload_params", "wall_ns"]
+# Schema groups (harness/row.cpp) that are not measurements of the run.
+ID_GROUP, PARAM_GROUP, RESULT_GROUP = "id", "param", "result"
 # What identifies a case; its rows are the repetitions.
 CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
 
@@ -50,7 +57,16 @@ class RunFile:
 class Results:
     rows: pd.DataFrame
     files: list
-    result_columns: list  # wall_ns and the columns after it, in the order the CSVs have them
+    result_columns: list  # every measured column (wall_ns on), in the order the CSVs have them
+    schema: dict = field(default_factory=dict)  # column -> its sidecar schema entry, CSV order
+
+    def counter_columns(self):
+        """The counter columns (every group but id, param and result), in CSV order: from the
+        schema when a sidecar has one, else the CSVs' measured columns past the results."""
+        if self.schema:
+            return [c for c, e in self.schema.items()
+                    if e.get("group") not in (ID_GROUP, PARAM_GROUP, RESULT_GROUP)]
+        return [c for c in self.result_columns if c not in ("wall_ns", "tasks", "ns_per_task")]
 
     def measured(self, column):
         """True when the column exists and at least one row has a value."""
@@ -108,7 +124,7 @@ def _read_meta(csv_path):
     return meta, ""
 
 
-def _read_csv(path):
+def _read_csv(path, schema):
     # The csv module rather than pandas' parser: it lets a row with the wrong number of cells
     # be refused instead of silently realigned.
     try:
@@ -137,12 +153,29 @@ def _read_csv(path):
         raise UserError(path, "no rows (header only)",
                         "the run recorded nothing; rerun `schedlab run` or pass another CSV")
 
-    first_result = header.index("wall_ns")
-    first_param = header.index("workload_params") + 1
+    groups = _column_groups(header, schema)
     # Parameter columns are left out: one may share its name with a result column.
-    keep = [i for i in range(len(header)) if not first_param <= i < first_result]
+    keep = [i for i, g in enumerate(groups) if g != PARAM_GROUP]
     df = pd.DataFrame([[r[i] for i in keep] for r in records], columns=[header[i] for i in keep])
-    return df, header[first_result:]
+    return df, [c for c, g in zip(header, groups) if g not in (ID_GROUP, PARAM_GROUP)]
+
+
+def _column_groups(header, schema):
+    """The schema group of each header column. Without a schema: by position, as schedlab
+    writes them (identification, then parameters up to wall_ns, then measurements)."""
+    if schema:
+        return [schema.get(c, {}).get("group", RESULT_GROUP) for c in header]
+    first_param, first_result = header.index("workload_params") + 1, header.index("wall_ns")
+    return [ID_GROUP if i < first_param else PARAM_GROUP if i < first_result else RESULT_GROUP
+            for i in range(len(header))]
+
+
+def _schema_of(meta):
+    """{column: entry} from a sidecar's `schema`, or {} when it has none (older runs)."""
+    entries = meta.get("schema")
+    if not isinstance(entries, list):
+        return {}
+    return {e["name"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
 
 
 def _to_numbers(path, df, result_columns):
@@ -201,14 +234,17 @@ def config_labels(configs):
 
 
 def load(paths):
-    frames, files, all_result_columns = [], [], []
+    frames, files, all_result_columns, schema = [], [], [], {}
     for path in paths:
-        df, result_columns = _read_csv(path)
+        meta, note = _read_meta(path)
+        file_schema = _schema_of(meta)
+        df, result_columns = _read_csv(path, file_schema)
         _to_numbers(path, df, result_columns)
         all_result_columns += [c for c in result_columns if c not in all_result_columns]
+        for column, entry in file_schema.items():
+            schema.setdefault(column, entry)
         df["source"] = path
         frames.append(df)
-        meta, note = _read_meta(path)
         files.append(RunFile(path, len(df), meta, note))
     rows = pd.concat(frames, ignore_index=True, sort=False)
     # Recomputed rather than read: the CSV rounds it, and older CSVs may lack it.
@@ -218,4 +254,4 @@ def load(paths):
             per_task = per_task.fillna(rows["ns_per_task"])
         rows["ns_per_task"] = per_task
     rows["variant"] = _variant_labels(rows)
-    return Results(rows, files, all_result_columns)
+    return Results(rows, files, all_result_columns, schema)

@@ -8,18 +8,6 @@ from . import doc
 from .load import CASE_KEY, natural_key
 from .stats import MIN_REPS, summarise
 
-# Every counter column the harness may write, in CSV order; any of them may be absent or empty.
-COUNTER_COLUMNS = [
-    "cpu_ns", "tasks_spawned", "tasks_executed", "local_pushes", "local_pops", "steal_attempts",
-    "steals", "tasks_stolen", "global_pushes", "global_pops", "overflows", "migrations",
-    "fiber_switches", "suspensions", "parks", "unparks", "idle_ns", "spinning_ns", "handoffs",
-    "threads_created", "peak_live_tasks", "stacks_allocated", "ru_nvcsw", "ru_nivcsw",
-    "papi_l1_dcm", "papi_l2_dcm", "papi_l3_tcm", "papi_tot_ins", "papi_tot_cyc",
-    "perf_context_switches", "perf_cpu_migrations", "perf_page_faults"]
-# Columns after wall_ns that are results rather than counters.
-NOT_COUNTERS = {"wall_ns", "tasks", "ns_per_task"}
-
-
 def flatten(obj, prefix=""):
     """{'cache_bytes': {'l1d': 1}} -> [('cache_bytes.l1d', 1)]."""
     items = []
@@ -68,10 +56,8 @@ def counters_blocks(results):
     events = {}
     for counters in sections:
         events.update(counters.get("events") or {})
-    extra = [c for c in results.result_columns
-             if c not in NOT_COUNTERS and c not in COUNTER_COLUMNS]
     table = []
-    for c in COUNTER_COLUMNS + extra:
+    for c in results.counter_columns():
         reason = results.unavailable_reason(c)
         if c not in rows:
             status, detail = "absent from the CSV", reason
@@ -85,6 +71,12 @@ def counters_blocks(results):
                             "are the event used or the reason a counter was unavailable, from "
                             "the runs' metadata (`counters`)."),
               doc.Table(["Column", "Status", "Event or reason"], table)]
+    unknown = [f.csv_path for f in results.files if "schema" not in f.meta]
+    if unknown:
+        blocks.append(doc.Paragraph(
+            "Counters absent from the CSV cannot be named for " + ", ".join(unknown) +
+            ": no sidecar `schema` says which columns schedlab writes (an older run, or the "
+            "sidecar is missing)."))
     notes = list(dict.fromkeys(
         [f"scope: {c['scope']}" for c in sections if c.get("scope")] +
         [str(n) for c in sections for n in (c.get("notes") or [])]))

@@ -1,0 +1,114 @@
+#include "measure.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "chrome_trace.hpp"
+#include "hw_counters.hpp"
+#include "schedtrace.hpp"
+
+namespace schedlab {
+namespace {
+
+struct Usage {
+  double cpu_ns;
+  long nvcsw, nivcsw;
+};
+
+// The whole process, as getrusage sees it: the harness thread is idle during a run, so the
+// difference over a run is the workers' (and, for os-threads, the task threads').
+Usage process_usage() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto ns = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3; };
+  return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
+}
+
+std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
+
+void settle_task_count(Measurement& m, std::optional<std::uint64_t> observed,
+                       std::optional<std::uint64_t> expected_spawned, const std::string& label) {
+  // Exactly once, checked on every run where both sides are known.
+  if (observed && expected_spawned && *observed != *expected_spawned + 1) {
+    throw std::runtime_error("task count mismatch: " + label + ": executed " + std::to_string(*observed) +
+                             " tasks, expected " + std::to_string(*expected_spawned + 1) +
+                             " (a task was lost or ran twice)");
+  }
+  if (observed) {
+    m.tasks = observed;
+  } else if (expected_spawned) {
+    m.tasks = *expected_spawned + 1;
+  }
+}
+
+InProcessSubject::InProcessSubject(std::unique_ptr<Scheduler> scheduler, std::string label,
+                                   std::string name, Watchers watchers)
+    : scheduler_(std::move(scheduler)), label_(std::move(label)), name_(std::move(name)), watchers_(watchers) {}
+
+void InProcessSubject::warm_up(Workload& w, unsigned runs) {
+  for (unsigned i = 0; i < runs; ++i) (void)measure(w, false);
+}
+
+Measurement InProcessSubject::measure(Workload& w, bool traced) {
+  Measurement m = run_timed(w, traced);
+  if (std::string err = w.check(); !err.empty()) {
+    throw std::runtime_error("wrong result: " + label_ + ": " + err);
+  }
+  std::optional<std::uint64_t> observed;
+  if (m.counters.has(Counter::tasks_executed)) observed = m.counters[Counter::tasks_executed];
+  settle_task_count(m, observed, w.expected_tasks(), label_);
+  return m;
+}
+
+// The timed region and what brackets it. Invariant: nothing between the two clock reads but
+// Scheduler::run (the counters, events and rusage are read outside them).
+Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
+  Scheduler& s = *scheduler_;
+  ChromeTrace* timeline = traced ? watchers_.timeline : nullptr;
+  if (timeline != nullptr && !s.trace_next_run(timeline->budget())) {
+    timeline->add_run(label_, {}, 0, "not traced: this backend does not expose its worker threads");
+    timeline = nullptr;
+  }
+  if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_);
+  const CounterSet before = s.counters();
+  const Usage u0 = process_usage();
+  if (watchers_.events) watchers_.events->start(s.worker_tids());
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    s.run([&w] { w.run(); });
+  } catch (...) {
+    if (watchers_.events) (void)watchers_.events->stop();
+    if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+    throw;
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  Measurement m;
+  if (watchers_.events) {
+    for (const auto& [column, value] : watchers_.events->stop()) {
+      if (value) m.events[column] = *value;
+    }
+  }
+  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0));
+  const Usage u1 = process_usage();
+  if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+  m.counters = s.counters() - before;
+#if !SCHEDLAB_STATS
+  // The build without counters (it measures what they cost): nothing was counted, so nothing
+  // may be written as a number.
+  m.counters.measured.reset();
+#endif
+  m.wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+  m.cpu_ns = u1.cpu_ns - u0.cpu_ns;
+  m.nvcsw = u1.nvcsw - u0.nvcsw;
+  m.nivcsw = u1.nivcsw - u0.nivcsw;
+  return m;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,85 @@
+// measure.hpp: the measurement protocol, one repetition at a time.
+//
+//   Subject ──measure(workload)──► Measurement ──(row.hpp)──► one CSV row
+//
+// A Subject is what runs a workload: an in-process Scheduler (InProcessSubject, here) or an
+// external program that times its own measured region (GoProgramSubject, go_reference.hpp).
+// Every Subject follows the same protocol, so `schedlab run` and `schedlab_gbench` measure the
+// same thing:
+//
+//   counters, rusage, events ─► clock ─► Scheduler::run(workload) ─► clock ─► events, rusage,
+//   counters ─► the workload's own check ─► exactly once: tasks executed = expected + root
+//
+// A wrong result or a lost or duplicated task throws std::runtime_error naming the case, so no
+// row is ever written for a run that computed the wrong thing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "counters.hpp"
+#include "scheduler.hpp"
+#include "workload.hpp"
+
+namespace schedlab {
+
+class ChromeTrace;
+class HwCounters;
+class SchedTracer;
+
+// What one repetition measured. An absent value is "not measured", never 0.
+struct Measurement {
+  double wall_ns = 0;  // the measured region: Scheduler::run of the workload's root task
+  // Tasks run, root included: what the subject observed, else what the workload expects.
+  std::optional<std::uint64_t> tasks;
+  CounterSet counters;  // the scheduler's own counters; measured bits clear where unobserved
+  std::optional<double> cpu_ns;       // process user + system time during the run (getrusage)
+  std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
+  std::map<std::string, long long> events;  // hardware/kernel events by CSV column
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  // `runs` untimed runs before the repetitions (pools filled, caches warm).
+  virtual void warm_up(Workload& w, unsigned runs) = 0;
+  // One measured repetition, checked. `traced`: record a timeline of it, if tracing is on.
+  // Throws std::runtime_error for a wrong result, a task count mismatch or a failed run.
+  virtual Measurement measure(Workload& w, bool traced) = 0;
+};
+
+// What watches an in-process run besides the clock; each may be null.
+struct Watchers {
+  HwCounters* events = nullptr;       // per-worker hardware/kernel events
+  SchedTracer* schedtrace = nullptr;  // --schedtrace lines
+  ChromeTrace* timeline = nullptr;    // --trace
+};
+
+class InProcessSubject final : public Subject {
+ public:
+  // `label` names the case in errors and traces; `name` is the scheduler's (schedtrace).
+  InProcessSubject(std::unique_ptr<Scheduler> scheduler, std::string label, std::string name,
+                   Watchers watchers);
+  void warm_up(Workload& w, unsigned runs) override;
+  Measurement measure(Workload& w, bool traced) override;
+  Scheduler& scheduler() { return *scheduler_; }
+
+ private:
+  Measurement run_timed(Workload& w, bool traced);
+
+  std::unique_ptr<Scheduler> scheduler_;
+  const std::string label_;
+  const std::string name_;
+  Watchers watchers_;
+};
+
+// The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the
+// subject's count of tasks executed (root included), if it has one. Throws
+// std::runtime_error("task count mismatch: LABEL: ...") when it differs from the expectation.
+void settle_task_count(Measurement& m, std::optional<std::uint64_t> observed,
+                       std::optional<std::uint64_t> expected_spawned, const std::string& label);
+
+}  // namespace schedlab

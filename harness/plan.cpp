@@ -1,0 +1,151 @@
+#include "plan.hpp"
+
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+
+#include "go_reference.hpp"
+
+namespace schedlab {
+namespace {
+
+// Every combination of the values given for `specs` (defaults for those not given).
+std::vector<ParamValues> combinations(const std::vector<ParamSpec>& specs,
+                                      const std::map<std::string, std::vector<std::string>>& given,
+                                      const std::string& owner) {
+  std::vector<ParamValues> out{ParamValues{}};
+  for (const ParamSpec& s : specs) {
+    auto it = given.find(s.name);
+    if (it == given.end()) continue;
+    std::vector<ParamValues> next;
+    for (const ParamValues& partial : out) {
+      for (const std::string& v : it->second) {
+        ParamValues p = partial;
+        p[s.name] = v;
+        next.push_back(std::move(p));
+      }
+    }
+    out = std::move(next);
+  }
+  for (ParamValues& p : out) p = resolve_params(specs, p, owner);
+  return out;
+}
+
+// Only the values this spec list declares.
+std::map<std::string, std::vector<std::string>> restrict_to(
+    const std::vector<ParamSpec>& specs, const std::map<std::string, std::vector<std::string>>& all) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const ParamSpec& s : specs) {
+    auto it = all.find(s.name);
+    if (it != all.end()) out[s.name] = it->second;
+  }
+  return out;
+}
+
+// go-runtime rows need the Go toolchain and a Go twin of the workload; without either they are
+// skipped, with one message per reason (a machine without Go still runs everything else).
+bool external_runnable(const SchedulerEntry& s, const WorkloadEntry& w) {
+  static std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: skipping %s rows: %s\n", s.name.c_str(), why.c_str());
+    return false;
+  };
+  if (const auto why = go_reference_unavailable()) return skip(*why);
+  if (!go_supports_workload(w.name)) return skip("no Go twin of workload " + w.name);
+  return true;
+}
+
+void check_threads(const RunPart& r) {
+  if (r.threads.empty()) throw ParamError("no thread count given; use --threads N[,N...]");
+  for (unsigned t : r.threads) {
+    if (t < 1 || t > kMaxThreads) {
+      throw ParamError("--threads " + std::to_string(t) + ": out of range; use 1.." +
+                       std::to_string(kMaxThreads));
+    }
+  }
+}
+
+// A parameter must mean something to at least one selected scheduler or workload.
+void check_params(const RunPart& r, const std::vector<const SchedulerEntry*>& scheds,
+                  const std::vector<const WorkloadEntry*>& works) {
+  for (const auto& [name, values] : r.params) {
+    bool used = false;
+    for (auto* s : scheds)
+      for (const auto& p : s->params) used = used || p.name == name;
+    for (auto* w : works)
+      for (const auto& p : w->params) used = used || p.name == name;
+    if (!used) {
+      throw ParamError("--" + name + " does not apply to the selected schedulers or workloads; see `schedlab list`");
+    }
+    if (values.empty()) throw ParamError("--" + name + " has no value");
+  }
+}
+
+std::vector<Case> plan_part(const RunPart& r) {
+  if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
+  if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
+  check_threads(r);
+  std::vector<const SchedulerEntry*> scheds;
+  for (const auto& name : r.schedulers) scheds.push_back(&find_scheduler(name));
+  std::vector<const WorkloadEntry*> works;
+  for (const auto& name : r.workloads) works.push_back(&find_workload(name));
+  check_params(r, scheds, works);
+
+  std::vector<Case> cases;
+  for (const WorkloadEntry* w : works) {
+    for (const ParamValues& wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+      // Build once to validate the combination (e.g. n in range for this shape).
+      try {
+        (void)w->make(wp);
+      } catch (const std::invalid_argument& e) {
+        throw ParamError(e.what());
+      }
+      for (unsigned t : r.threads) {
+        for (const SchedulerEntry* s : scheds) {
+          if (s->single_threaded && t != r.threads.front()) continue;
+          if (s->external && !external_runnable(*s, *w)) continue;
+          for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
+            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::string Case::label() const {
+  return scheduler->name + " " + workload->name + "(" + describe(workload->params, workload_params) +
+         ") threads=" + std::to_string(threads);
+}
+
+std::string Case::param(const std::string& name) const {
+  if (auto w = workload_params.find(name); w != workload_params.end()) return w->second;
+  if (auto s = scheduler_params.find(name); s != scheduler_params.end()) return s->second;
+  return "";
+}
+
+std::string Case::variant() const {
+  std::string label = scheduler->name;
+  for (const ParamSpec& p : scheduler->params) {
+    const std::string& v = scheduler_params.at(p.name);
+    if (v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
+  }
+  return label;
+}
+
+std::vector<Case> plan(const RunRequest& r) {
+  if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
+  if (r.warmup > 1000) throw ParamError("--warmup " + std::to_string(r.warmup) + ": out of range; use 0..1000");
+  if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
+  std::vector<Case> cases;
+  for (const RunPart& part : r.parts) {
+    std::vector<Case> more = plan_part(part);
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
+  return cases;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,64 @@
+// plan.hpp: from a request (the command line or a preset) to the list of cases to measure.
+//
+//   RunRequest ──plan()──► Case = (scheduler × its params) × (workload × its params) × threads
+//
+// Everything that can be refused is refused here, before the first run, so that a typo does not
+// cost a half-finished benchmark: unknown names, out-of-range values, a parameter that applies
+// to nothing selected. The runner (runner.hpp) then measures the cases.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "params.hpp"
+#include "registry.hpp"
+
+namespace schedlab {
+
+// One cross product: these schedulers x these workloads x these thread counts x every
+// combination of the parameter values.
+struct RunPart {
+  std::vector<std::string> schedulers;
+  std::vector<std::string> workloads;
+  std::vector<unsigned> threads{1};
+  // Parameter name -> values; several values sweep that parameter.
+  std::map<std::string, std::vector<std::string>> params;
+};
+
+struct RunRequest {
+  std::vector<RunPart> parts;  // the CLI makes one; a preset may list several
+  unsigned reps = 5;
+  unsigned warmup = 1;  // untimed runs before the repetitions (pools filled, caches warm)
+  std::string out_path;  // the CSV; its sidecar is derived from it
+  std::string preset;    // the preset this request came from, or empty
+  std::vector<std::string> command_line;
+  bool progress = false;  // print a progress line on stderr
+  std::string counters = "default";  // --counters: hardware/kernel events (counters/hw_counters.hpp)
+  bool require_counters = false;     // refuse to run if a selected counter is unavailable
+  unsigned schedtrace_ms = 0;        // --schedtrace=MS (0: off)
+  std::string trace_path;            // --trace=FILE.json (empty: off)
+  std::size_t trace_max_events = 1000000;
+};
+
+// One thing to measure: a configured scheduler running a configured workload on `threads`
+// worker threads.
+struct Case {
+  const SchedulerEntry* scheduler = nullptr;
+  ParamValues scheduler_params;
+  const WorkloadEntry* workload = nullptr;
+  ParamValues workload_params;
+  unsigned threads = 1;
+
+  std::string label() const;  // "steal-half fib-go(n=27 cutoff=0) threads=2"
+  // The value of parameter `name` in this case (a workload's first, then the scheduler's), or
+  // "" when neither declares it: the CSV's parameter columns.
+  std::string param(const std::string& name) const;
+  // "steal-half handoff=off": the scheduler plus the parameters that differ from its defaults.
+  std::string variant() const;
+};
+
+// Expands and validates a request. Throws ParamError (one line: the problem and the fix).
+std::vector<Case> plan(const RunRequest& request);
+
+}  // namespace schedlab

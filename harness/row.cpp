@@ -1,0 +1,196 @@
+#include "row.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "hw_counters.hpp"
+
+namespace schedlab {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+template <class T>
+std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
+  if (!v) return "";
+  if constexpr (std::is_floating_point_v<T>) return fixed(*v, decimals);
+  return std::to_string(*v);
+}
+
+const char* kNeverEmpty = "never";
+const char* kSchedulerUnobserved =
+    "the scheduler does not observe it (tbb reports only tasks and migrations, os-threads no "
+    "parks, unparks, idle time or migrations, go-runtime none), or the build has "
+    "SCHEDLAB_STATS=OFF";
+const char* kOtherProcess = "go-runtime rows (the program runs in another process)";
+
+void identification(std::vector<Column>& s) {
+  using T = ColumnType;
+  s.push_back({"run_id", T::text, "", "id", "this run: start time, host and process id", kNeverEmpty,
+               [](const RowContext& r) { return r.run_id; }});
+  s.push_back({"preset", T::text, "", "id", "the preset the run came from", "the run did not come from a preset",
+               [](const RowContext& r) { return r.preset; }});
+  s.push_back({"scheduler", T::text, "", "id", "the scheduler (`schedlab list`)", kNeverEmpty,
+               [](const RowContext& r) { return r.c.scheduler->name; }});
+  s.push_back({"workload", T::text, "", "id", "the workload (`schedlab list`)", kNeverEmpty,
+               [](const RowContext& r) { return r.c.workload->name; }});
+  s.push_back({"threads", T::integer, "threads", "id", "worker threads (Go's GOMAXPROCS)", kNeverEmpty,
+               [](const RowContext& r) { return std::to_string(r.c.threads); }});
+  s.push_back({"rep", T::integer, "", "id", "repetition, from 0", kNeverEmpty,
+               [](const RowContext& r) { return std::to_string(r.rep); }});
+  s.push_back({"scheduler_params", T::text, "", "id", "every scheduler parameter, `name=value`",
+               "the scheduler has no parameters",
+               [](const RowContext& r) { return describe(r.c.scheduler->params, r.c.scheduler_params); }});
+  s.push_back({"workload_params", T::text, "", "id", "every workload parameter, `name=value`",
+               "the workload has no parameters",
+               [](const RowContext& r) { return describe(r.c.workload->params, r.c.workload_params); }});
+}
+
+// One column per parameter of any scheduler or workload (`schedlab list` describes them).
+void parameters(std::vector<Column>& s) {
+  for (const ParamSpec& p : all_param_specs()) {
+    const bool number = p.kind == ParamKind::integer || p.kind == ParamKind::size;
+    s.push_back({p.column(), number ? ColumnType::integer : ColumnType::text,
+                 p.kind == ParamKind::size ? "bytes" : "", "param", "--" + p.name + ": " + p.help,
+                 "the parameter does not apply to the row's scheduler and workload",
+                 [name = p.name](const RowContext& r) { return r.c.param(name); }});
+  }
+}
+
+void results(std::vector<Column>& s) {
+  using T = ColumnType;
+  s.push_back({"wall_ns", T::integer, "ns", "result",
+               "time of the measured region (the root task under Scheduler::run)", kNeverEmpty,
+               [](const RowContext& r) { return fixed(r.m.wall_ns, 0); }});
+  s.push_back({"tasks", T::integer, "tasks", "result", "tasks executed, the root included",
+               "neither the scheduler nor the workload knows the count",
+               [](const RowContext& r) { return optional_cell(r.m.tasks); }});
+  s.push_back({"ns_per_task", T::real, "ns", "result", "wall_ns / tasks",
+               "neither the scheduler nor the workload knows the task count", [](const RowContext& r) {
+                 return r.m.tasks ? fixed(r.m.wall_ns / static_cast<double>(*r.m.tasks), 2) : std::string();
+               }});
+  s.push_back({"cpu_ns", T::integer, "ns", "usage",
+               "process user + system CPU time during the run (getrusage); cpu_ns / (wall_ns x "
+               "threads) is the utilisation",
+               kOtherProcess, [](const RowContext& r) { return optional_cell(r.m.cpu_ns, 0); }});
+}
+
+void scheduler_counters(std::vector<Column>& s) {
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    const CounterInfo& info = kCounters[k];
+    s.push_back({std::string(info.name), ColumnType::integer, std::string(info.unit), "scheduler",
+                 std::string(info.meaning) + " (summed over workers)", kSchedulerUnobserved,
+                 [k](const RowContext& r) {
+                   return r.m.counters.measured[k] ? std::to_string(r.m.counters.value[k]) : std::string();
+                 }});
+  }
+}
+
+void rusage_switches(std::vector<Column>& s) {
+  s.push_back({"ru_nvcsw", ColumnType::integer, "switches", "usage",
+               "voluntary context switches of the process during the run (getrusage)", kOtherProcess,
+               [](const RowContext& r) { return optional_cell(r.m.nvcsw); }});
+  s.push_back({"ru_nivcsw", ColumnType::integer, "switches", "usage",
+               "involuntary context switches of the process during the run (getrusage)", kOtherProcess,
+               [](const RowContext& r) { return optional_cell(r.m.nivcsw); }});
+}
+
+void events(std::vector<Column>& s) {
+  for (const HwEvent& e : hw_events()) {
+    s.push_back({e.column, ColumnType::integer, "events", e.hardware ? "hardware" : "kernel",
+                 e.what + ", summed over the worker threads",
+                 e.hardware ? "the machine has no PMU or refuses the event (`schedlab counters` says "
+                              "why), or the scheduler has no long-lived worker threads (os-threads, "
+                              "go-runtime)"
+                            : "the kernel refuses the event (`schedlab counters` says why), or the "
+                              "scheduler has no long-lived worker threads (os-threads, go-runtime)",
+                 [column = e.column](const RowContext& r) {
+                   auto it = r.m.events.find(column);
+                   return it == r.m.events.end() ? std::string() : std::to_string(it->second);
+                 }});
+  }
+}
+
+std::vector<Column> build() {
+  std::vector<Column> s;
+  identification(s);
+  parameters(s);
+  results(s);
+  scheduler_counters(s);
+  rusage_switches(s);
+  events(s);
+  return s;
+}
+
+const char* type_name(ColumnType t) {
+  switch (t) {
+    case ColumnType::text:
+      return "text";
+    case ColumnType::integer:
+      return "integer";
+    case ColumnType::real:
+      return "real";
+  }
+  return "text";
+}
+
+}  // namespace
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> schema = build();
+  return schema;
+}
+
+std::vector<std::string> header() {
+  std::vector<std::string> names;
+  for (const Column& c : columns()) names.push_back(c.name);
+  return names;
+}
+
+std::vector<std::string> row_cells(const RowContext& r) {
+  std::vector<std::string> cells;
+  cells.reserve(columns().size());
+  for (const Column& c : columns()) cells.push_back(c.fill(r));
+  return cells;
+}
+
+nlohmann::json schema_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Column& c : columns()) {
+    out.push_back({{"name", c.name}, {"type", type_name(c.type)}, {"unit", c.unit}, {"group", c.group},
+                   {"meaning", c.meaning}, {"empty_when", c.empty_when}});
+  }
+  return out;
+}
+
+std::string schema_markdown() {
+  std::ostringstream out;
+  out << "| column | group | unit | meaning | empty when |\n|---|---|---|---|---|\n";
+  std::string params;
+  for (const Column& c : columns()) {
+    if (c.group != "param") continue;
+    params += (params.empty() ? "`" : ", `") + c.name + "`";
+  }
+  bool params_written = false;
+  for (const Column& c : columns()) {
+    if (c.group == "param") {
+      if (!params_written) {
+        out << "| " << params << " | param | | one column per parameter (`schedlab list` describes "
+            << "each; a size is in bytes) | the parameter does not apply to the row's scheduler "
+            << "and workload |\n";
+        params_written = true;
+      }
+      continue;
+    }
+    out << "| `" << c.name << "` | " << c.group << " | " << c.unit << " | " << c.meaning << " | "
+        << c.empty_when << " |\n";
+  }
+  return out.str();
+}
+
+}  // namespace schedlab

@@ -1,0 +1,64 @@
+#include "summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace schedlab {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string format_double(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::string workload_key(const CaseResult& r) {
+  return r.c.workload->name + "(" + describe(r.c.workload->params, r.c.workload_params) + ")";
+}
+
+// The median time of `variant` on the same workload configuration (at the same thread count
+// if `same_threads`), NaN when it was not run.
+double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& variant,
+                 bool same_threads) {
+  for (const CaseResult& o : results) {
+    if (o.c.variant() == variant && workload_key(o) == workload_key(r) &&
+        (!same_threads || o.c.threads == r.c.threads) && !o.wall_ns.empty()) {
+      return median(o.wall_ns);
+    }
+  }
+  return NAN;
+}
+
+}  // namespace
+
+std::string summary_table(const std::vector<CaseResult>& results) {
+  std::ostringstream out;
+  out << std::left << std::setw(34) << "workload" << " " << std::setw(22) << "scheduler" << std::right
+      << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
+      << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "\n";
+  for (const CaseResult& r : results) {
+    if (r.wall_ns.empty()) continue;
+    const double med = median(r.wall_ns);
+    const double serial = reference(results, r, "serial", false);
+    const double tbb = reference(results, r, "tbb", true);
+    out << std::left << std::setw(34) << workload_key(r) << " " << std::setw(22) << r.c.variant()
+        << std::right << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2)
+        << std::setw(11) << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
+        << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)
+        << (std::isnan(tbb) ? "-" : format_double(med / tbb, 2)) << "\n";
+  }
+  out << "vs serial: speedup over the sequential elision (higher is better); "
+         "vs tbb: time relative to oneTBB at the same threads (lower is better)\n";
+  return out.str();
+}
+
+}  // namespace schedlab
