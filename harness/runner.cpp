@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "chrome_trace.hpp"
+#include "counters/hw_counters.hpp"
 #include "csv.hpp"
 #include "go_reference.hpp"
-#include "hw_counters.hpp"
 #include "metadata.hpp"
 #include "runtime/fiber_guard.hpp"
 #include "schedtrace.hpp"
