@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "counters/hw_counters.hpp"
 #include "csv.hpp"
-#include "hw_counters.hpp"
 #include "metadata.hpp"
 #include "presets.hpp"
 #include "registry.hpp"

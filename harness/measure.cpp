@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "chrome_trace.hpp"
-#include "hw_counters.hpp"
+#include "counters/hw_counters.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "hw_counters.hpp"
+#include "counters/hw_counters.hpp"
 
 namespace schedlab {
 namespace {

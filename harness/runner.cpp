@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "chrome_trace.hpp"
+#include "counters/hw_counters.hpp"
 #include "csv.hpp"
 #include "go_reference.hpp"
-#include "hw_counters.hpp"
 #include "measure.hpp"
 #include "metadata.hpp"
 #include "row.hpp"

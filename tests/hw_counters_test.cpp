@@ -1,10 +1,10 @@
-// Tests of harness/hw_counters: counter selection, availability on machines with and without a
+// Tests of harness/counters: counter selection, availability on machines with and without a
 // PMU, and per-thread counting of helper threads as the runner counts worker threads.
 //
 // Nothing here assumes a PMU: a hardware column is checked to be either unavailable with a
 // reason (and never 0), or to count. Software-event tests skip, with the reason, only where the
 // machine does not count software events at all (perf_event disabled or refused).
-#include "hw_counters.hpp"
+#include "counters/hw_counters.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>

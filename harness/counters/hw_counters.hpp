@@ -1,24 +1,30 @@
-// hw_counters.hpp: hardware and kernel event counts of a scheduler's worker threads, per run.
+// hw_counters.hpp: hardware and kernel event counts of a scheduler's worker threads, per run;
+// the facade of harness/counters/, the only part of it that the rest of the harness uses.
 //
-// Eight fixed CSV columns (hw_events()) are filled from PAPI when PAPI can count them, and from
-// the kernel's generic perf_event encodings (perf_event_open) when it cannot: on this project's
-// VM PAPI's perf_event component is disabled ("libpfm4 no default PMU found"; libpfm4 can also
-// lack a new CPU model on bare metal), while the kernel still counts context switches, page
-// faults and (where there is a PMU) instructions, cycles and cache misses.
+// Eight fixed CSV columns (hw_events()) are filled from PAPI when it can count the event on a
+// worker thread, else from the kernel's generic perf_event encodings (perf_event_open). PAPI
+// often cannot: without a PMU its perf_event component is disabled ("libpfm4 no default PMU
+// found"; libpfm4 can also lack a new CPU model on bare metal), and on this project's VM it adds
+// events that it then cannot attach to a thread. The kernel still counts context switches, page
+// faults and (where there is a PMU) instructions, cycles and cache misses. Further back ends
+// (e.g. simulated cache counters from Valgrind, planned) plug in beside these two.
 //
-// What is probed once per process: which event each column uses (the first candidate that can
-// be added), and whether a software event really counts (a probe sleeps and touches fresh pages
-// on the probing thread; an event that reads 0 there is the "kernel-side counting refused" case
-// of perf_event_paranoid and is reported unavailable, never written as 0).
+// Probed once per process: which event each column uses (the first candidate that can be set
+// up on a thread), and whether a software event really counts (a probe sleeps and touches fresh
+// pages on the probing thread; an event that reads 0 there is the "kernel-side counting
+// refused" case of perf_event_paranoid and is reported unavailable, never written as 0).
 //
 // Counting is third-party: one event set (PAPI_attach) or one perf_event group per worker tid,
 // opened by the harness thread; each run is the difference of a read at start() and one at
 // stop(), summed over the threads. Counting is switched on at a thread's first run and left on:
 // reads are cheap, while PAPI_start re-opens an attached set and a perf ioctl interrupts the
-// CPU the worker last ran on.
-// Event sets are cached by thread and reused while the thread lives, so a run costs a few
-// system calls per thread; a thread is identified by an open /proc comm file, which fails with
-// ESRCH once the thread is gone, even if its tid has been given to a new thread.
+// CPU the worker last ran on. Event sets are cached by thread and reused while the thread lives,
+// so a run costs a few system calls per thread; a thread is identified by an open /proc comm
+// file, which fails with ESRCH once the thread is gone, even if its tid has been given to a new
+// thread.
+//
+// Parts: columns (the column table), papi and kernel_events (the back ends), probe (what this
+// machine can count), thread_counters (one worker's counters), report.cpp (`schedlab counters`).
 #pragma once
 
 #include <sys/types.h>
