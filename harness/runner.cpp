@@ -46,6 +46,20 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Every scheduler's and workload's parameters with their defaults, canonical: what a variant's
+// parameters are compared with (scripts/schedlab_results names a variant by what it changed).
+nlohmann::json parameter_defaults() {
+  auto defaults = [](const std::vector<ParamSpec>& specs) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const ParamSpec& p : specs) out[p.name] = p.canonical(p.default_value);
+    return out;
+  };
+  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()}};
+  for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
+  for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
+  return out;
+}
+
 // The run's sidecar: written "running" at start, kept current, finished once.
 class Sidecar {
  public:
@@ -70,6 +84,7 @@ class Sidecar {
          "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "
          "other columns are not measured for them"});
     d["schema"] = schema_json();
+    d["parameters"] = parameter_defaults();
     file_.save();
   }
 

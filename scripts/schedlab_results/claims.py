@@ -1,347 +1,403 @@
-"""The claims table: the seed articles' claims about schedulers, each tested against the data.
-A claim without data says which preset of harness/presets.json provides it.
+"""The claims table: the seed articles' claims, judged part by part on paired blocks.
 
-Every claim compares two scheduler variants on the same workload configuration at the largest
-thread count both were run with. When several configurations qualify, a part of a claim holds
-only if it holds in every one of them. Rows of preset "granularity" are left out: that sweep
-varies task size on purpose and belongs to figure 5.
+Everything a verdict depends on is in criteria.toml (what is compared, where, on which metric,
+the smallest effect that counts); this module only applies it. How a part is judged is written
+at the top of criteria.toml; the statistics are in paired.py, the metrics in metrics.py.
+
+Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5), thread counts
+above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
+nothing there), and blocks with a flagged repetition (another process took CPU time during it).
+The report names what was left out.
 """
-from dataclasses import dataclass
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
 
-from .load import config_labels, parse_params
-from .stats import (ALPHA, MIN_REPS, efficiency, efficiency_reference, format_p, mwu_p, per_task,
-                    summarise)
+import numpy as np
 
-SKEWED = ("one-long", "heavy-tail")
+from .load import config_labels, modal_params, parse_params
+from .metrics import METRICS
+from .paired import hodges_lehmann, holm, signed_rank_p
+
+CRITERIA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "criteria.toml")
+ALPHA = 0.05
+KINDS = ("ratio", "growth", "difference", "level")
+EXPECTS = ("greater", "equivalent", "noninferior")
+THREADS = ("max", "one", "max-or-one", "all")
+HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
+
+
+@dataclass(frozen=True)
+class Selector:
+    scheduler: str
+    params: tuple = ()  # (name, value) pairs that differ from the scheduler's defaults
+
+    def describe(self):
+        changed = " ".join(f"{k}={v}" for k, v in self.params)
+        return self.scheduler + (f" [{changed}]" if changed else "")
 
 
 @dataclass
-class Claim:
-    text: str
-    evidence: str
-    p_value: str
-    verdict: str
-
-
-@dataclass
-class Match:
-    """The rows of each compared variant for one workload configuration and thread count."""
-    config: str
-    threads: int
-    sides: dict  # variant label -> rows
+class Part:
+    claim: str
+    name: str
+    a: Selector
+    b: Selector  # None for kind "level"
+    workloads: list
+    where: dict
+    threads: str
+    metric: str
+    kind: str
+    expect: str
+    min_effect: float
+    why: str
+    only_without_overflow: bool = False
 
     @property
-    def few_reps(self):
-        return min(len(r) for r in self.sides.values()) < MIN_REPS
-
-    def median(self, variant, values):
-        """Median over the variant's rows of a column, or of values(rows); None if unmeasured."""
-        rows = self.sides[variant]
-        if callable(values):
-            v = values(rows)
-        elif values in rows:
-            v = rows[values]
-        else:
-            return None
-        return float(v.median()) if v is not None and v.notna().any() else None
+    def threshold(self):
+        """The smallest effect that counts, on the scale of x."""
+        if self.kind in ("ratio", "growth"):
+            return math.log1p(self.min_effect)
+        return self.min_effect
 
 
-def baseline_variant(rows, scheduler):
-    """The variant label of a scheduler's usual configuration: the one without bracketed
-    changes (load._variant_labels), else the one with the most rows."""
-    mine = rows[rows["scheduler"] == scheduler]
-    if mine.empty:
+@dataclass
+class Criteria:
+    noise: dict
+    claims: list  # [{"id", "text", "seed"}]
+    parts: list
+
+
+def _selector(spec, where):
+    if spec is None:
         return None
-    if (mine["variant"] == scheduler).any():
-        return scheduler
-    return mine["variant"].value_counts().index[0]
+    if not isinstance(spec, dict) or "scheduler" not in spec:
+        raise ValueError(f"{where}: a variant is {{scheduler = ..., params = {{...}}}}")
+    return Selector(spec["scheduler"], tuple(sorted((spec.get("params") or {}).items())))
 
 
-def paired_variants(rows, scheduler, key, a, b):
-    """Labels (A, B) of two variants of `scheduler` that differ only in `key` (= a, = b),
-    preferring the pair whose A is the usual configuration."""
-    mine = rows[rows["scheduler"] == scheduler].drop_duplicates("scheduler_params")
-    by_params = {tuple(sorted(parse_params(p).items())): v
-                 for p, v in zip(mine["scheduler_params"], mine["variant"])}
-    pairs = []
-    for params, variant in by_params.items():
-        d = dict(params)
-        if d.get(key) != a:
+def load_criteria(path=CRITERIA):
+    """Reads and checks the criteria table; a malformed table is a bug, reported as one."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    claims = {c["id"]: c for c in data["claim"]}
+    parts = []
+    for i, spec in enumerate(data["part"]):
+        where = f"{os.path.basename(path)} part {i + 1} ({spec.get('name')})"
+        part = Part(spec["claim"], spec["name"], _selector(spec["a"], where),
+                    _selector(spec.get("b"), where), list(spec["workloads"]),
+                    dict(spec.get("where", {})), spec["threads"], spec["metric"], spec["kind"],
+                    spec["expect"], float(spec["min_effect"]), spec["why"],
+                    bool(spec.get("only_without_overflow", False)))
+        checks = [(part.claim in claims, f"claim {part.claim!r}"),
+                  (part.metric in METRICS, f"metric {part.metric!r}"),
+                  (part.kind in KINDS, f"kind {part.kind!r}"),
+                  (part.expect in EXPECTS, f"expect {part.expect!r}"),
+                  (part.threads in THREADS, f"threads {part.threads!r}"),
+                  ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)")]
+        problems = [what for ok, what in checks if not ok]
+        if problems:
+            raise ValueError(f"{where}: unknown or missing " + ", ".join(problems))
+        parts.append(part)
+    noise = dict(data["noise"])
+    noise["a"], noise["b"] = _selector(noise["a"], "noise"), _selector(noise["b"], "noise")
+    return Criteria(noise, list(claims.values()), parts)
+
+
+# ---- rows -------------------------------------------------------------------------------------
+
+class Rows:
+    """The rows claims may use, with what selecting and pairing them needs."""
+
+    def __init__(self, results):
+        rows = results.rows[results.rows["preset"] != "granularity"]
+        self.rows = rows.assign(
+            _params=[parse_params(p) for p in rows["scheduler_params"]],
+            _over=_oversubscribed(rows, results.files),
+            _flagged=rows["noisy"].fillna(0).astype(float) > 0 if "noisy" in rows else False)
+        configs = list(zip(self.rows["workload"], self.rows["workload_params"]))
+        self.labels = config_labels(set(configs))
+        self.defaults = _defaults(results, self.rows)
+
+    def matches(self, rows, selector):
+        """Mask of rows of `selector`'s variant: its scheduler, its parameters, and every other
+        parameter at the scheduler's default."""
+        want = dict(self.defaults.get(selector.scheduler, {}))
+        want.update(selector.params)
+        return (rows["scheduler"] == selector.scheduler) & rows["_params"].map(
+            lambda p: all(p.get(k) == v for k, v in want.items() if k in p)
+            and all(k in p for k, _ in selector.params))
+
+    def configs(self, workloads, where):
+        """(label, rows) of each configuration of `workloads` whose parameters `where` allows
+        (a `where` key filters only the workloads that have that parameter)."""
+        out = []
+        for (workload, params), cfg in self.rows.groupby(["workload", "workload_params"],
+                                                          sort=True):
+            if workload not in workloads:
+                continue
+            values = parse_params(params)
+            if any(k in values and values[k] not in allowed for k, allowed in where.items()):
+                continue
+            out.append((self.labels[(workload, params)], cfg))
+        return out
+
+
+def _oversubscribed(rows, files):
+    """The harness's `oversubscribed` column; for older CSVs, threads above the logical CPUs
+    the sidecar records."""
+    if "oversubscribed" in rows and rows["oversubscribed"].notna().any():
+        return rows["oversubscribed"].fillna(0).astype(float) > 0
+    cpus = {f.csv_path: f.meta.get("machine", {}).get("logical_cpus") for f in files}
+    return [bool(cpus.get(s)) and t > cpus[s] for s, t in zip(rows["source"], rows["threads"])]
+
+
+def _defaults(results, rows):
+    """Each scheduler's parameter defaults: from the sidecars (`parameters`), else the value
+    most of its rows use."""
+    out = {}
+    for f in results.files:
+        for name, params in (f.meta.get("parameters", {}).get("schedulers") or {}).items():
+            out.setdefault(name, dict(params))
+    for scheduler, group in rows.groupby("scheduler"):
+        out.setdefault(scheduler, modal_params(group["scheduler_params"]))
+    return out
+
+
+# ---- one part ---------------------------------------------------------------------------------
+
+@dataclass
+class ConfigResult:
+    config: str
+    threads: str
+    n: int
+    estimate: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    p: float = math.nan
+    p_holm: float = math.nan
+    verdict: str = INCONCLUSIVE
+    flagged: int = 0  # blocks left out for a flagged repetition
+
+
+@dataclass
+class PartResult:
+    part: Part
+    configs: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)  # "config: why"
+    verdict: str = NOT_MEASURED
+
+
+def _thread_choice(mode, counts):
+    """The thread count(s) a part compares at, from the counts every side ran unoversubscribed."""
+    if not counts:
+        return None
+    if mode == "one":
+        return [1] if 1 in counts else None
+    if mode == "all":
+        return sorted(counts)
+    top = max(counts)
+    if mode == "max":
+        return [top] if top >= 2 else None
+    return [top]
+
+
+def _blocks(cfg):
+    return cfg.groupby(["source", "run_id", "rep"], sort=True)
+
+
+def _row(block, mask, threads):
+    hit = block[mask.loc[block.index] & (block["threads"] == threads)]
+    return hit.iloc[0] if len(hit) else None
+
+
+def _x(part, metric, block, masks, threads):
+    """The part's number for one block, NaN when a side is missing; None when a side is flagged."""
+    def value(side, t):
+        row = _row(block, masks[side], t)
+        if row is None:
+            return math.nan, False
+        return metric.value(row, block), bool(row["_flagged"])
+    if part.kind == "growth":
+        values = [value(s, t) for s in ("a", "b") for t in (threads, 1)]
+        if any(f for _, f in values):
+            return None
+        (a_top, _), (a_one, _), (b_top, _), (b_one, _) = values
+        return math.log(a_top / b_top) - math.log(a_one / b_one)
+    a, flagged = value("a", threads)
+    if part.kind == "level":
+        serial_flag = bool(block[block["scheduler"] == "serial"]["_flagged"].any()) \
+            if part.metric == "efficiency_to_bound" else False
+        return None if flagged or serial_flag else a
+    b, b_flagged = value("b", threads)
+    if flagged or b_flagged:
+        return None
+    if part.kind == "difference":
+        return a - b
+    return math.log(a / b) if a > 0 and b > 0 else math.nan
+
+
+def _overflowed(cfg, mask_a):
+    """The root's tasks overflowed its local queue: global-queue pops beyond the root's own."""
+    pops = cfg.loc[mask_a & (cfg["threads"] > 1), "global_pops"] if "global_pops" in cfg else None
+    return pops is not None and pops.notna().any() and float(pops.median()) > 1
+
+
+def evaluate_part(part, rows_):
+    result = PartResult(part)
+    metric = METRICS[part.metric]
+    for label, cfg in rows_.configs(part.workloads, part.where):
+        masks = {"a": rows_.matches(cfg, part.a)}
+        if part.b is not None:
+            masks["b"] = rows_.matches(cfg, part.b)
+        if part.metric == "efficiency_to_bound" and not (cfg["scheduler"] == "serial").any():
             continue
-        other = by_params.get(tuple(sorted({**d, key: b}.items())))
-        if other is not None:
-            pairs.append((variant != scheduler, variant, other))
-    return min(pairs)[1:] if pairs else None
-
-
-def matches(rows, required, optional=()):
-    """Per workload configuration: a Match at the largest thread count that every `required`
-    variant ran; the `optional` variants that ran it too join the Match. None stands for a
-    scheduler absent from the data and makes a required side missing."""
-    found = []
-    optional = [v for v in optional if v is not None]
-    for workload, params in sorted(set(zip(rows["workload"], rows["workload_params"]))):
-        cfg = rows[(rows["workload"] == workload) & (rows["workload_params"] == params)]
-        threads_of = {v: set(cfg.loc[cfg["variant"] == v, "threads"])
-                      for v in (*required, *optional)}
-        common = set.intersection(*(threads_of[v] for v in required))
-        if not common:
+        ran = [set(cfg.loc[m, "threads"]) for m in masks.values()]
+        if not all(ran):
+            continue  # a variant was not run here: nothing to say
+        common = set.intersection(*ran)
+        fit = {t for t in common if not cfg.loc[(cfg["threads"] == t), "_over"].any()}
+        if common - fit:
+            result.left_out.append(f"{label} at {sorted(common - fit)} threads: oversubscribed")
+        chosen = _thread_choice("max" if part.kind == "growth" else part.threads, fit)
+        if chosen is None or (part.kind == "growth" and 1 not in fit):
+            result.left_out.append(f"{label}: no run at the thread counts the part needs")
             continue
-        t = max(common)
-        sides = {v: cfg[(cfg["variant"] == v) & (cfg["threads"] == t)]
-                 for v in (*required, *optional) if t in threads_of[v]}
-        found.append(Match(cfg["config"].iloc[0], t, sides))
-    return found
-
-
-def verdict(parts, few_reps):
-    """Combines part results {name: "held" | "not held" | "not held: <detail>" |
-    "needs hardware counters" | "not measured"} into the table's verdict."""
-    held = [n for n, s in parts.items() if s == "held"]
-    not_held = [(n, s) for n, s in parts.items() if s.startswith("not held")]
-    if len(held) == len(parts):
-        text = "held"
-    elif len(not_held) == len(parts) == 1 and not_held[0][1] == "not held":
-        text = "not held"
-    else:
-        pieces = [f"held ({', '.join(held)})"] if held else []
-        if not_held:
-            pieces.append("not held (" + "; ".join(
-                n if s == "not held" else f"{n}: {s[len('not held: '):]}" for n, s in not_held) + ")")
-        pieces += [f"{n}: {s}" for n, s in parts.items()
-                   if s != "held" and not s.startswith("not held")]
-        text = "; ".join(pieces)
-    return text + (f" (n<{MIN_REPS} reps)" if few_reps and (held or not_held) else "")
-
-
-def all_configs(results_per_match, matches_=None):
-    """A part holds only if it holds in every configuration. Given the matches, a part that
-    holds in some configurations and not in others says which did not hold."""
-    if all(results_per_match):
-        return "held"
-    if matches_ is None or not any(results_per_match):
-        return "not held"
-    failed = [m.config for m, ok in zip(matches_, results_per_match) if not ok]
-    return (f"not held: held in {len(results_per_match) - len(failed)} of "
-            f"{len(results_per_match)} configurations, not in {', '.join(failed)}")
-
-
-def num(x, spec):
-    """x formatted, or "n/a" when it was not measured."""
-    return "n/a" if x is None else format(x, spec)
-
-
-def ms(ns):
-    return "n/a" if ns is None else f"{ns / 1e6:.2f} ms"
-
-
-def change(new, old):
-    return f"{(new / old - 1) * 100:+.0f}%" if new is not None and old else "n/a"
-
-
-def reps(m):
-    return "n=" + "/".join(str(len(r)) for r in m.sides.values())
-
-
-def not_measured(text, preset):
-    return Claim(text, "no matching rows", "n/a", f"not measured (run preset {preset})")
-
-
-def claim_fair_idle(rows):
-    """Two parts: that fair leaves a processor idle (its idle time per run is significantly
-    larger than steal-half's, which can move tasks), and that steal-half is faster there. Both can
-    fail where even steal-half starts the long task late (LIFO order runs the oldest task, the long
-    one in one-long, last)."""
-    text = "fair split leaves a processor idle when tasks are unequal"
-    skewed = rows[(rows["workload"] == "loops") &
-                  rows["workload_params"].map(lambda p: parse_params(p).get("skew") in SKEWED)]
-    fair, steal = baseline_variant(rows, "fair"), baseline_variant(rows, "steal-half")
-    found = matches(skewed, [steal, fair])
-    if not found:
-        return not_measured(text, "quick")
-    evidence, ps, idles, faster = [], [], [], []
-    for m in found:
-        p = mwu_p(m.sides[steal]["wall_ns"], m.sides[fair]["wall_ns"])
-        s_med, f_med = m.median(steal, "wall_ns"), m.median(fair, "wall_ns")
-        idle, s_idle = m.median(fair, "idle_ns"), m.median(steal, "idle_ns")
-        measured = idle is not None and s_idle is not None
-        p_idle = mwu_p(m.sides[fair]["idle_ns"], m.sides[steal]["idle_ns"]) if measured else None
-        share = None if idle is None or not f_med else idle / (f_med * m.threads)
-        evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: steal-half {ms(s_med)} vs "
-                        f"fair {ms(f_med)} ({change(s_med, f_med)}); idle/run fair {ms(idle)}"
-                        f" ({num(None if share is None else share * 100, '.0f')}% of processor "
-                        f"time), steal-half {ms(s_idle)}")
-        ps.append(f"{m.config}: time {format_p(p)}, idle {format_p(p_idle)}")
-        idles.append(None if not measured else p_idle is not None and p_idle < ALPHA and idle > s_idle)
-        faster.append(p is not None and p < ALPHA and s_med < f_med)
-    parts = {"fair idles more": "not measured" if None in idles else all_configs(idles, found),
-             "steal-half faster": all_configs(faster, found)}
-    return Claim(text, "; ".join(evidence), "; ".join(ps),
-                 verdict(parts, any(m.few_reps for m in found)))
-
-
-def claim_central_cost(rows):
-    text = "one central queue costs more per task and spreads related tasks across cores"
-    fib = rows[rows["workload"].isin(["fib", "fib-go"])]
-    central, steal = baseline_variant(rows, "central"), baseline_variant(rows, "steal-half")
-    found = matches(fib, [central, steal])
-    if not found:
-        return not_measured(text, "quick")
-    evidence, ps, cost, spread = [], [], [], []
-    for m in found:
-        p = mwu_p(m.sides[central]["ns_per_task"], m.sides[steal]["ns_per_task"])
-        c_med, s_med = m.median(central, "ns_per_task"), m.median(steal, "ns_per_task")
-        c_mig = m.median(central, lambda r: per_task(r, "migrations"))
-        s_mig = m.median(steal, lambda r: per_task(r, "migrations"))
-        mig_text = ("not measured" if c_mig is None or s_mig is None
-                    else f"central {c_mig:.3f} vs steal-half {s_mig:.3f}")
-        evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: central "
-                        f"{num(c_med, '.0f')} vs steal-half {num(s_med, '.0f')} ns/task "
-                        f"({change(c_med, s_med)}); "
-                        f"migrations/task {mig_text}")
-        ps.append(f"{m.config}: {format_p(p)}")
-        cost.append(p is not None and p < ALPHA and c_med > s_med)
-        spread.append(None if c_mig is None or s_mig is None else c_mig > s_mig)
-    parts = {"cost per task": all_configs(cost, found),
-             "migrations": "not measured" if None in spread else all_configs(spread, found)}
-    return Claim(text, "; ".join(evidence), "; ".join(ps),
-                 verdict(parts, any(m.few_reps for m in found)))
-
-
-def claim_lifo(rows, results):
-    text = ("the owner's LIFO pop keeps data in cache, joins earlier and keeps fewer tasks "
-            "alive")
-    pair = paired_variants(rows, "steal-half", "local-order", "lifo", "fifo")
-    if pair is None:
-        return not_measured(text, "locality")
-    lifo, fifo = pair
-    central = baseline_variant(rows, "central")
-    work = rows[rows["workload"].isin(["locality", "matmul", "fib"])]
-    found = matches(work, [lifo, fifo], [central])
-    if not found:
-        return not_measured(text, "locality")
-    cache_column = next((c for c in ("papi_l2_dcm", "papi_l1_dcm") if results.measured(c)), None)
-    evidence, ps, time, live, cache = [], [], [], [], []
-    for m in found:
-        others = [v for v in m.sides if v != lifo]
-        names = ["lifo"] + ["fifo" if v == fifo else "central" for v in others]
-        walls = [m.median(v, "wall_ns") for v in (lifo, *others)]
-        lives = [m.median(v, "peak_live_tasks") for v in (lifo, *others)]
-        p_time = {v: mwu_p(m.sides[lifo]["wall_ns"], m.sides[v]["wall_ns"]) for v in others}
-        time.append(all(p is not None and p < ALPHA and walls[0] < w
-                        for p, w in zip(p_time.values(), walls[1:])))
-        live.append(None if None in lives else all(lives[0] < x for x in lives[1:]))
-        line = (f"{m.config}, {m.threads} threads, {reps(m)}: wall {' / '.join(names)} "
-                f"{' / '.join(ms(w) for w in walls)}; peak live tasks "
-                f"{' / '.join(num(x, '.0f') for x in lives)}")
-        p_text = ", ".join(f"{'fifo' if v == fifo else 'central'} {format_p(p)}"
-                           for v, p in p_time.items())
-        if cache_column:
-            misses = [m.median(v, lambda r: per_task(r, cache_column)) for v in (lifo, *others)]
-            lifo_misses = per_task(m.sides[lifo], cache_column)
-            p_cache = [mwu_p(lifo_misses, per_task(m.sides[v], cache_column)) for v in others]
-            cache.append(None if None in misses else
-                         all(p is not None and p < ALPHA and misses[0] < x
-                             for p, x in zip(p_cache, misses[1:])))
-            line += (f"; {cache_column}/task "
-                     f"{' / '.join(num(x, '.2f') for x in misses)}")
-            p_text += "; cache " + ", ".join(format_p(p) for p in p_cache)
-        else:
-            line += "; cache misses not measured"
-        evidence.append(line)
-        ps.append(f"{m.config}: {p_text}")
-    parts = {"time": all_configs(time, found),
-             "live tasks": "not measured" if None in live else all_configs(live, found),
-             "cache": ("needs hardware counters" if not cache_column or None in cache
-                       else all_configs(cache, found))}
-    return Claim(text, "; ".join(evidence), "; ".join(ps),
-                 verdict(parts, any(m.few_reps for m in found)))
-
-
-def claim_steal_balances(rows):
-    """Balance: steal-half's parallel efficiency on the skewed loops. Stealing: that the
-    balance came from steals, judged only where stealing was the one way for work to leave the
-    spawning processor. Where the root's tasks overflowed its local queue (more tasks than the
-    capacity, 256), the other processor found them in the global queue instead, and such a
-    configuration says nothing about stealing."""
-    text = "stealing half from a random victim balances load"
-    skewed = rows[(rows["workload"] == "loops") &
-                  rows["workload_params"].map(lambda p: parse_params(p).get("skew") in SKEWED)]
-    steal, fair = baseline_variant(rows, "steal-half"), baseline_variant(rows, "fair")
-    found = [m for m in matches(skewed, [steal], [fair]) if m.threads > 1]
-    if not found:
-        return not_measured(text, "quick")
-    medians = summarise(rows, "wall_ns")
-    evidence, balanced, stole, used = [], [], [], []
-    for m in found:
-        effs = {}
-        for variant, part in m.sides.items():
-            first = part.iloc[0]
-            ref, kind = efficiency_reference(medians, first["scheduler"], first["scheduler_params"],
-                                             first["workload"], first["workload_params"])
-            if ref is not None:
-                effs[variant] = (efficiency(ref, m.threads, m.median(variant, "wall_ns")), kind)
-        if steal not in effs:
+        if part.only_without_overflow and _overflowed(cfg, masks["a"]):
+            result.left_out.append(f"{label}: the root's queue overflowed to the global queue")
             continue
-        stolen = m.median(steal, "tasks_stolen")
-        global_pops = m.median(steal, "global_pops")
-        overflowed = global_pops is not None and global_pops > 1  # more than the root
-        eff_text = ", ".join(f"{v} {e:.2f} (vs {kind})" for v, (e, kind) in effs.items())
-        evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: efficiency {eff_text}; "
-                        f"steal-half tasks stolen/run {num(stolen, '.0f')}, global-queue "
-                        f"pops/run {num(global_pops, '.0f')}"
-                        + (" (overflowed: not evidence of stealing)" if overflowed else ""))
-        used.append(m)
-        balanced.append(effs[steal][0] >= 0.8)
-        if not overflowed:
-            stole.append(None if stolen is None else stolen > 0)
-    if not evidence:
-        return not_measured(text, "quick")
-    if not stole:
-        steals = "not measured (every configuration overflowed to the global queue; run loops " \
-                 "with at most 256 tasks)"
-    else:
-        steals = "not measured" if None in stole else all_configs(stole)
-    parts = {"efficiency >= 0.8": all_configs(balanced, used), "steals": steals}
-    return Claim(text, "; ".join(evidence), "n/a (threshold on efficiency, no test)",
-                 verdict(parts, any(m.few_reps for m in found)))
+        for t in chosen:
+            xs, flagged = [], 0
+            for _, block in _blocks(cfg):
+                x = _x(part, metric, block, masks, t)
+                if x is None:
+                    flagged += 1
+                elif not math.isnan(x):
+                    xs.append(x)
+            threads = f"1→{t}" if part.kind == "growth" else str(t)
+            result.configs.append(_summarise(ConfigResult(label, threads, len(xs), flagged=flagged),
+                                             xs, part))
+    return result
 
 
-def claim_handoff(rows):
-    text = "handing off the P keeps the CPUs busy while a task blocks in I/O"
-    pair = paired_variants(rows, "steal-half", "handoff", "on", "off")
-    iomix = rows[rows["workload"] == "iomix"]
-    if pair is None or iomix.empty:
-        return not_measured(text, "io")
-    on, off = pair
-    cold = iomix[iomix["workload_params"].map(lambda p: parse_params(p).get("cold") == "on")]
-    found = matches(cold, [on, off]) or matches(iomix, [on, off])
-    if not found:
-        return not_measured(text, "io")
-
-    def utilisation(r):
-        return r["cpu_ns"] / (r["wall_ns"] * r["threads"]) if "cpu_ns" in r else None
-
-    evidence, ps, held = [], [], []
-    for m in found:
-        p = mwu_p(m.sides[on]["wall_ns"], m.sides[off]["wall_ns"])
-        on_med, off_med = m.median(on, "wall_ns"), m.median(off, "wall_ns")
-        u_on, u_off = m.median(on, utilisation), m.median(off, utilisation)
-        util = "not measured" if u_on is None or u_off is None else f"{u_on:.2f} vs {u_off:.2f}"
-        evidence.append(f"{m.config}, {m.threads} threads, {reps(m)}: handoff=on {ms(on_med)} vs "
-                        f"off {ms(off_med)} ({change(on_med, off_med)}); CPU utilisation {util}")
-        ps.append(f"{m.config}: {format_p(p)}")
-        held.append(p is not None and p < ALPHA and on_med < off_med)
-    return Claim(text, "; ".join(evidence), "; ".join(ps),
-                 verdict({"wall time": all_configs(held, found)}, any(m.few_reps for m in found)))
+def _summarise(r, xs, part):
+    if not xs:
+        return r
+    r.estimate, r.low, r.high = hodges_lehmann(xs)
+    shift = part.threshold if part.kind == "level" else 0.0
+    r.p = signed_rank_p(np.asarray(xs) - shift)
+    return r
 
 
-def evaluate(results):
-    rows = results.rows[results.rows["preset"] != "granularity"]
-    # Labels name what differs between all configurations of a workload (e.g. cold=on), even
-    # where a claim looks at a subset of them.
-    configs = list(zip(rows["workload"], rows["workload_params"]))
-    labels = config_labels(set(configs))
-    rows = rows.assign(config=[labels[c] for c in configs])
-    return [claim_fair_idle(rows), claim_central_cost(rows), claim_lifo(rows, results),
-            claim_steal_balances(rows), claim_handoff(rows)]
+# ---- verdicts ---------------------------------------------------------------------------------
+
+def _verdict(part, r, noise):
+    """Applies the rule of criteria.toml to one configuration's interval."""
+    if r.n == 0:
+        return NOT_MEASURED
+    t = part.threshold
+    timed = METRICS[part.metric].timed and part.kind in ("ratio", "growth")
+    noise_high = max(abs(noise[1]), abs(noise[2])) if (timed and noise) else 0.0
+    if part.expect == "greater":
+        if r.low > max(t, noise_high) and r.p_holm < ALPHA:
+            return HELD
+        return NOT_HELD if r.high < t else INCONCLUSIVE
+    if part.expect == "equivalent":
+        band = max(t, noise_high)
+        if -band < r.low and r.high < band:
+            return HELD
+        return NOT_HELD if r.low > band or r.high < -band else INCONCLUSIVE
+    # noninferior: a is not better than b by more than t (b not worse)
+    if r.low > -t:
+        return HELD
+    return NOT_HELD if r.high < -t else INCONCLUSIVE
+
+
+def combine(verdicts):
+    """A part's verdict from its configurations': held only if held in each, not held if not
+    held in any, else inconclusive; configurations without data do not count."""
+    if not verdicts or all(v == NOT_MEASURED for v in verdicts):
+        return NOT_MEASURED
+    measured = [v for v in verdicts if v != NOT_MEASURED]
+    if NOT_HELD in measured:
+        return NOT_HELD
+    if INCONCLUSIVE in measured:
+        return INCONCLUSIVE
+    return HELD
+
+
+def noise_floor(criteria, rows_):
+    """(estimate, low, high, blocks) of the A/A control's log time ratio, pooled over its
+    configurations and unoversubscribed thread counts; None without an A/A control."""
+    spec = dict(criteria.noise)
+    part = Part("noise", "noise floor", spec["a"], spec["b"], spec["workloads"], {},
+                spec["threads"], spec["metric"], "ratio", "equivalent", 0.0, "")
+    xs = []
+    for label, cfg in rows_.configs(part.workloads, part.where):
+        masks = {"a": rows_.matches(cfg, part.a), "b": rows_.matches(cfg, part.b)}
+        both = set(cfg.loc[masks["a"], "threads"]) & set(cfg.loc[masks["b"], "threads"])
+        for t in sorted(t for t in both if not cfg.loc[cfg["threads"] == t, "_over"].any()):
+            for _, block in _blocks(cfg):
+                x = _x(part, METRICS[part.metric], block, masks, t)
+                if x is not None and not math.isnan(x):
+                    xs.append(x)
+    if not xs:
+        return None
+    estimate, low, high = hodges_lehmann(xs)
+    return estimate, low, high, len(xs)
+
+
+@dataclass
+class ClaimsTable:
+    noise: tuple  # (estimate, low, high, blocks) in log time ratio, or None
+    claims: list
+    parts: list  # PartResult, in criteria order
+
+
+def evaluate(results, criteria=None):
+    criteria = criteria or load_criteria()
+    rows_ = Rows(results)
+    noise = noise_floor(criteria, rows_)
+    parts = [evaluate_part(p, rows_) for p in criteria.parts]
+    everything = [r for pr in parts for r in pr.configs]
+    for r, adjusted in zip(everything, holm([r.p for r in everything])):
+        r.p_holm = adjusted
+    for pr in parts:
+        for r in pr.configs:
+            r.verdict = _verdict(pr.part, r, noise)
+        pr.verdict = combine([r.verdict for r in pr.configs])
+    return ClaimsTable(noise, criteria.claims, parts)
+
+
+# ---- how the report shows a result -------------------------------------------------------------
+
+def format_effect(part, estimate, low, high):
+    """'1.31x [1.22, 1.40]' for ratios, '+0.21 [0.18, 0.25]' for differences, '0.93 [...]'."""
+    def ratio(v):
+        return "∞" if v == math.inf else "0" if v == -math.inf else f"{math.exp(v):.3g}"
+
+    def plain(v):
+        return "∞" if v == math.inf else "-∞" if v == -math.inf else f"{v:+.3g}"
+    if math.isnan(estimate):
+        return "n/a"
+    if part.kind in ("ratio", "growth"):
+        return f"{ratio(estimate)}× [{ratio(low)}, {ratio(high)}]"
+    if part.kind == "level":
+        return f"{estimate:.3g} [{plain(low).lstrip('+')}, {plain(high).lstrip('+')}]"
+    return f"{plain(estimate)} [{plain(low)}, {plain(high)}]"
+
+
+def format_p(p):
+    if math.isnan(p):
+        return "n/a"
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def compared(part):
+    what = METRICS[part.metric].label
+    if part.kind == "level":
+        return f"{part.a.describe()}: {what} (at least {part.min_effect:g})"
+    sign = {"ratio": "÷", "growth": "÷", "difference": "−"}[part.kind]
+    growth = ", growth from 1 thread" if part.kind == "growth" else ""
+    return f"{part.a.describe()} {sign} {part.b.describe()}: {what}{growth}"

@@ -11,19 +11,14 @@ import unittest
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from schedlab_results import claims
+
 ROOT = Path(__file__).resolve().parents[2]
 PLOT = ROOT / "scripts" / "plot"
 COMPARE = ROOT / "scripts" / "compare"
 FIXTURE = ROOT / "tests" / "fixtures" / "results" / "small.csv"
 
-CLAIMS = [
-    "fair split leaves a processor idle when tasks are unequal",
-    "one central queue costs more per task and spreads related tasks across cores",
-    "the owner's LIFO pop keeps data in cache, joins earlier and keeps fewer tasks alive",
-    "stealing half from a random victim balances load",
-    "handing off the P keeps the CPUs busy while a task blocks in I/O",
-]
-VERDICT = re.compile(r"^(held|not held|needs hardware counters|not measured \(run preset [\w-]+\))")
+VERDICT = re.compile(r"^(held|not held|inconclusive|not measured)$")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -117,23 +112,27 @@ class PlotFixtureTest(unittest.TestCase):
         html = (self.out / "report.html").read_text()
         self.assertIn('<img src="time_fib.png"', html)
 
-    def test_claims_table_has_one_row_per_claim(self):
+    def test_claims_table_has_one_row_per_part(self):
         rows = table_rows(section(self.report, "Claims"))
-        self.assertEqual([r[0] for r in rows], CLAIMS)
-        for claim, evidence, p_value, verdict in rows:
-            self.assertRegex(verdict, VERDICT, claim)
-            self.assertTrue(evidence and p_value, claim)
+        parts = claims.load_criteria().parts
+        self.assertEqual([r[1] for r in rows], [p.name for p in parts])
+        for claim, part, compared, effect, p_value, verdict, left_out in rows:
+            self.assertRegex(verdict, VERDICT, part)
+            self.assertTrue(claim and compared and effect and p_value and left_out, part)
         header, fixture = fixture_rows()
         l2 = header.index("papi_l2_dcm")
         if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
-            self.assertIn("cache: needs hardware counters", rows[2][3])
+            cache = next(r for r in rows if r[1] == "cache misses")
+            self.assertEqual(cache[5], "not measured")
 
-    def test_a_part_that_holds_in_some_configurations_names_the_others(self):
-        # In the fixture, steal-half beats fair on heavy-tail loops but not on one-long.
-        verdict = table_rows(section(self.report, "Claims"))[0][3]
-        self.assertTrue(verdict.startswith("not held ("), verdict)
-        self.assertIn("steal-half faster: held in 1 of 2 configurations, not in loops skew=one-long",
-                      verdict)
+    def test_each_configuration_of_a_part_shows_its_own_result(self):
+        # In the fixture, steal-half beats fair clearly on heavy-tail loops, not on one-long.
+        row = next(r for r in table_rows(section(self.report, "Claims"))
+                   if r[1] == "steal-half faster")
+        self.assertEqual(row[5], "not held")
+        self.assertRegex(row[3], r"loops skew=one-long, 2 threads, n=9: [\d.]+× \[[\d.]+, "
+                                 r"[\d.]+\] not held")
+        self.assertRegex(row[3], r"loops skew=heavy-tail, 2 threads, n=9: [\d.]+×")
 
     def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
         counters = section(self.report, "Counters")
@@ -163,11 +162,12 @@ class PlotPartialDataTest(TempDirTest):
         result = run(PLOT, csv_path, "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
-        claims = table_rows(section(report, "Claims"))
-        self.assertEqual(len(claims), 5)
-        self.assertNotIn("needs hardware counters", claims[2][3])
-        self.assertIn("papi_l2_dcm/task", claims[2][1])
-        self.assertTrue(claims[0][3].startswith("not measured (run preset"))
+        rows = table_rows(section(report, "Claims"))
+        cache = next(r for r in rows if r[1] == "cache misses")
+        self.assertNotEqual(cache[5], "not measured")
+        self.assertRegex(cache[3], r"locality, 2 threads, n=9: 4.5× \[")  # 9000 / 2000
+        fair = next(r for r in rows if r[1] == "fair idles more")
+        self.assertEqual(fair[5], "not measured")
 
     def test_metg_is_interpolated_where_efficiency_crosses_half(self):
         # The fixture's own efficiencies depend on the machine's load when it was recorded, so
@@ -203,7 +203,8 @@ class PlotPartialDataTest(TempDirTest):
         self.assertIn("Skipped: no iomix rows", report)
         self.assertIn("absent from the CSV", section(report, "Counters"))
         self.assertIn("no .meta.json sidecar", report)
-        self.assertEqual(len(table_rows(section(report, "Claims"))), 5)
+        self.assertEqual(len(table_rows(section(report, "Claims"))),
+                         len(claims.load_criteria().parts))
 
 
 class CompareTest(TempDirTest):

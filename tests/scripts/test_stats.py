@@ -4,7 +4,7 @@ import unittest
 
 import pandas as pd
 
-from schedlab_results.claims import verdict
+from schedlab_results.claims import combine
 from schedlab_results.load import _variant_labels, config_labels, natural_key
 from schedlab_results.stats import change_interval, efficiency_reference, metg, mwu_p
 
@@ -72,18 +72,17 @@ class EfficiencyReferenceTest(unittest.TestCase):
 
 
 class VerdictTest(unittest.TestCase):
-    def test_single_part(self):
-        self.assertEqual(verdict({"wall time": "held"}, False), "held")
-        self.assertEqual(verdict({"wall time": "not held"}, True), "not held (n<9 reps)")
+    def test_held_only_if_held_in_every_configuration(self):
+        self.assertEqual(combine(["held", "held"]), "held")
+        self.assertEqual(combine(["held", "inconclusive"]), "inconclusive")
 
-    def test_parts_without_hardware_counters(self):
-        parts = {"time": "held", "live tasks": "held", "cache": "needs hardware counters"}
-        self.assertEqual(verdict(parts, False),
-                         "held (time, live tasks); cache: needs hardware counters")
+    def test_not_held_anywhere_is_not_held(self):
+        self.assertEqual(combine(["held", "not held", "inconclusive"]), "not held")
 
-    def test_mixed(self):
-        self.assertEqual(verdict({"cost": "held", "migrations": "not held"}, False),
-                         "held (cost); not held (migrations)")
+    def test_configurations_without_data_do_not_count(self):
+        self.assertEqual(combine(["held", "not measured"]), "held")
+        self.assertEqual(combine(["not measured"]), "not measured")
+        self.assertEqual(combine([]), "not measured")
 
 
 class LabelsTest(unittest.TestCase):

@@ -1,0 +1,96 @@
+"""The metrics that claim parts are judged on (criteria.toml names them).
+
+A metric maps one CSV row, and the other rows of its block, to one number, or NaN when the row
+does not measure it (an empty cell stays unmeasured; it never becomes 0). Counts per task add
+one event per run before dividing (`_per_task`), so that a design that never migrates or
+never parks has a finite ratio against one that does, instead of a division by zero; with
+thousands of tasks per run the added event is invisible next to any real count.
+
+`timed` metrics are times: a ratio of two of them is judged against the run's noise floor too
+(the A/A control's time ratio); counts and shares are not.
+"""
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    label: str    # how the report names it
+    timed: bool   # a time: its ratios are judged against the noise floor too
+    value: Callable  # (row, block) -> float; block: the rows of the same block (a DataFrame)
+    needs: tuple = ()  # columns without which it is not measured
+
+
+def _cell(row, column):
+    value = row.get(column, math.nan)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _per_task(column):
+    def value(row, _block):
+        count, tasks = _cell(row, column), _cell(row, "tasks")
+        return (count + 1.0) / tasks if tasks > 0 else math.nan
+    return value
+
+
+def _idle_share(row, _block):
+    return _cell(row, "idle_ns") / (_cell(row, "wall_ns") * _cell(row, "threads"))
+
+
+def _parks_per_task(row, _block):
+    tasks = _cell(row, "tasks")
+    return (_cell(row, "parks") + _cell(row, "unparks") + 1.0) / tasks if tasks > 0 else math.nan
+
+
+def _cache_misses_per_task(row, _block):
+    """The core's own cache: PAPI's L2 data misses where the machine counted them, else the
+    simulator's last-level data misses (Valgrind, as configured for the run)."""
+    tasks = _cell(row, "tasks")
+    for column in ("papi_l2_dcm", "sim_ll_misses"):
+        misses = _cell(row, column)
+        if not math.isnan(misses):
+            return misses / tasks if tasks > 0 else math.nan
+    return math.nan
+
+
+def _efficiency_to_bound(row, block):
+    """Parallel efficiency T_serial / (P x T_P) over the best the task lengths allow,
+    min(1, W / (P x Lmax)) (`work_span_ratio` = W / Lmax). T_serial: serial's time in the same
+    block, so both were measured in the same moment of the machine."""
+    serial = block[block["scheduler"] == "serial"]
+    if serial.empty:
+        return math.nan
+    threads = _cell(row, "threads")
+    efficiency = _cell(serial.iloc[0], "wall_ns") / (threads * _cell(row, "wall_ns"))
+    bound = min(1.0, _cell(row, "work_span_ratio") / threads)
+    return efficiency / bound
+
+
+METRICS = {m.name: m for m in [
+    Metric("time", "time", True, lambda r, b: _cell(r, "wall_ns"), ("wall_ns",)),
+    Metric("per_task", "time per task", True, lambda r, b: _cell(r, "ns_per_task"),
+           ("ns_per_task",)),
+    Metric("idle_share", "idle share of processor time", False, _idle_share, ("idle_ns",)),
+    Metric("live_tasks", "peak live tasks", False, lambda r, b: _cell(r, "peak_live_tasks"),
+           ("peak_live_tasks",)),
+    Metric("migrations_per_task", "migrations per task", False, _per_task("migrations"),
+           ("migrations",)),
+    Metric("parks_per_task", "parks + unparks per task", False, _parks_per_task,
+           ("parks", "unparks")),
+    Metric("voluntary_switches_per_task", "voluntary context switches per task", False,
+           _per_task("ru_nvcsw"), ("ru_nvcsw",)),
+    Metric("steals_per_task", "steals per task", False, _per_task("steals"), ("steals",)),
+    Metric("tasks_stolen_per_task", "tasks stolen per task", False, _per_task("tasks_stolen"),
+           ("tasks_stolen",)),
+    Metric("tasks_stolen", "tasks stolen per run", False,
+           lambda r, b: _cell(r, "tasks_stolen"), ("tasks_stolen",)),
+    Metric("cache_misses_per_task", "cache misses per task", False, _cache_misses_per_task,
+           ()),
+    Metric("efficiency_to_bound", "efficiency / best possible", False, _efficiency_to_bound,
+           ("work_span_ratio",)),
+]}
