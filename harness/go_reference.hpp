@@ -55,7 +55,9 @@ class GoProgramSubject final : public Subject {
   GoProgramSubject(const Case& c, unsigned warmup, unsigned schedtrace_ms)
       : case_(c), warmup_(warmup), schedtrace_ms_(schedtrace_ms) {}
   void warm_up(Workload&, unsigned) override {}  // inside every run, see above
-  Measurement measure(Workload& w, bool traced) override;
+
+ protected:
+  Measurement measure_run(Workload& w, bool traced) override;
 
  private:
   const Case case_;

@@ -16,6 +16,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -158,6 +160,7 @@ struct RunOptions {
   unsigned schedtrace_ms = 0;
   std::string trace_path;
   std::size_t trace_max_events = 1000000;
+  std::optional<std::uint64_t> order_seed;
   std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
@@ -182,6 +185,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--schedtrace", o.schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
       ->check(CLI::Range(1u, 3600000u));
   run->add_option("--out", o.out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
+  run->add_option("--order-seed", o.order_seed,
+                  "Seed of the order cases run in within each repetition (default: drawn at random; "
+                  "the sidecar records it)");
   for (const ParamSpec& p : all_param_specs()) {
     run->add_option("--" + p.name, o.params[p.name], p.help + " [" + p.accepted() + "]");
   }
@@ -231,6 +237,7 @@ RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::st
   request.schedtrace_ms = o.schedtrace_ms;
   request.trace_path = o.trace_path;
   request.trace_max_events = o.trace_max_events;
+  request.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
   request.command_line.assign(argv, argv + argc);
   request.progress = ::isatty(2) != 0;
   return request;

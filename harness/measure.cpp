@@ -1,8 +1,13 @@
 #include "measure.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "chrome_trace.hpp"
@@ -26,12 +31,83 @@ Usage process_usage() {
   return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
 }
 
+// The machine's CPU time from /proc/stat's first line, in clock ticks: busy (user, nice,
+// system, irq, softirq) and steal. Absent where /proc/stat cannot be read.
+struct CpuTicks {
+  double busy = 0, steal = 0;
+  bool steal_reported = false;
+};
+std::optional<CpuTicks> machine_ticks() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return std::nullopt;
+  std::istringstream fields(line.substr(4));
+  double v[8] = {};  // user nice system idle iowait irq softirq steal
+  int n = 0;
+  while (n < 8 && fields >> v[n]) ++n;
+  if (n < 7) return std::nullopt;
+  return CpuTicks{v[0] + v[1] + v[2] + v[5] + v[6], v[7], n == 8};
+}
+
+// This process and its waited-for children (the go-runtime program), user + system.
+double own_cpu_ns() {
+  auto ns = [](const rusage& u) {
+    auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+  };
+  rusage self{}, children{};
+  ::getrusage(RUSAGE_SELF, &self);
+  ::getrusage(RUSAGE_CHILDREN, &children);
+  return ns(self) + ns(children);
+}
+
+struct MachineSample {
+  std::optional<CpuTicks> ticks;
+  double own_ns = 0;
+  std::optional<double> loadavg_1m;
+};
+
+MachineSample sample_machine() {
+  MachineSample s{machine_ticks(), own_cpu_ns(), std::nullopt};
+  double load[1];
+  if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
+  return s;
+}
+
+MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
+  MachineLoad m;
+  m.loadavg_1m = before.loadavg_1m;
+  if (before.ticks && after.ticks) {
+    const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    const double others = (after.ticks->busy - before.ticks->busy) * tick_ns - (after.own_ns - before.own_ns);
+    m.other_cpu_ns = others > 0 ? others : 0;  // tick resolution can put it slightly below
+    if (after.ticks->steal_reported) m.steal_ns = (after.ticks->steal - before.ticks->steal) * tick_ns;
+  }
+  return m;
+}
+
 std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 }  // namespace
+
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+Measurement Subject::measure(Workload& w, bool traced) {
+  const MachineSample before = sample_machine();
+  Measurement m = measure_run(w, traced);
+  m.machine = machine_load(before, sample_machine());
+  m.work_span_ratio = w.work_span_ratio();
+  return m;
+}
 
 void settle_task_count(Measurement& m, std::optional<std::uint64_t> observed,
                        std::optional<std::uint64_t> expected_spawned, const std::string& label) {
@@ -56,7 +132,7 @@ void InProcessSubject::warm_up(Workload& w, unsigned runs) {
   for (unsigned i = 0; i < runs; ++i) (void)measure(w, false);
 }
 
-Measurement InProcessSubject::measure(Workload& w, bool traced) {
+Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
   Measurement m = run_timed(w, traced);
   if (std::string err = w.check(); !err.empty()) {
     throw std::runtime_error("wrong result: " + label_ + ": " + err);

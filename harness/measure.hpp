@@ -12,6 +12,10 @@
 //
 // A wrong result or a lost or duplicated task throws std::runtime_error naming the case, so no
 // row is ever written for a run that computed the wrong thing.
+//
+// Around every repetition the machine is sampled too (/proc/stat, the load average): what
+// other processes and the hypervisor took while it ran. A repetition during which other
+// processes used more than kNoisyShare of the machine is flagged, and the claims leave it out.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,21 @@ class ChromeTrace;
 class HwCounters;
 class SchedTracer;
 
+// A repetition is flagged noisy when other processes used more than this share of the machine's
+// CPU time during it (other_cpu_ns / (wall_ns x usable CPUs)). A tenth: enough to shift a
+// comparison of two schedulers by more than the smallest effects the claims look for, and far
+// above what the harness's own helper threads use.
+inline constexpr double kNoisyShare = 0.10;
+
+// What the machine was doing during a repetition, from /proc/stat and the load average.
+// /proc/stat counts in clock ticks (1/USER_HZ s, 10 ms on common kernels), so over a short
+// repetition these are coarse: they flag a busy machine, they do not time it.
+struct MachineLoad {
+  std::optional<double> loadavg_1m;    // at the start
+  std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
+  std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
+};
+
 // What one repetition measured. An absent value is "not measured", never 0.
 struct Measurement {
   double wall_ns = 0;  // the measured region: Scheduler::run of the workload's root task
@@ -39,6 +58,9 @@ struct Measurement {
   std::optional<double> cpu_ns;       // process user + system time during the run (getrusage)
   std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
+  MachineLoad machine;
+  // The workload's total work over its longest task: no schedule can speed it up more.
+  std::optional<double> work_span_ratio;
 };
 
 class Subject {
@@ -46,10 +68,18 @@ class Subject {
   virtual ~Subject() = default;
   // `runs` untimed runs before the repetitions (pools filled, caches warm).
   virtual void warm_up(Workload& w, unsigned runs) = 0;
-  // One measured repetition, checked. `traced`: record a timeline of it, if tracing is on.
-  // Throws std::runtime_error for a wrong result, a task count mismatch or a failed run.
-  virtual Measurement measure(Workload& w, bool traced) = 0;
+  // One measured repetition, checked, with the machine's load around it. `traced`: record a
+  // timeline of it, if tracing is on. Throws std::runtime_error for a wrong result, a task
+  // count mismatch or a failed run.
+  Measurement measure(Workload& w, bool traced);
+
+ protected:
+  // The subject's own part of measure(): run, time, count, check.
+  virtual Measurement measure_run(Workload& w, bool traced) = 0;
 };
+
+// CPUs this process may run on (its affinity mask), at least 1.
+unsigned usable_cpus();
 
 // What watches an in-process run besides the clock; each may be null.
 struct Watchers {
@@ -64,8 +94,10 @@ class InProcessSubject final : public Subject {
   InProcessSubject(std::unique_ptr<Scheduler> scheduler, std::string label, std::string name,
                    Watchers watchers);
   void warm_up(Workload& w, unsigned runs) override;
-  Measurement measure(Workload& w, bool traced) override;
   Scheduler& scheduler() { return *scheduler_; }
+
+ protected:
+  Measurement measure_run(Workload& w, bool traced) override;
 
  private:
   Measurement run_timed(Workload& w, bool traced);

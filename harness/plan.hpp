@@ -7,6 +7,7 @@
 // to nothing selected. The runner (runner.hpp) then measures the cases.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct RunRequest {
   unsigned schedtrace_ms = 0;        // --schedtrace=MS (0: off)
   std::string trace_path;            // --trace=FILE.json (empty: off)
   std::size_t trace_max_events = 1000000;
+  // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
+  // so that a run's order can be repeated with --order-seed.
+  std::uint64_t order_seed = 0;
 };
 
 // One thing to measure: a configured scheduler running a configured workload on `threads`

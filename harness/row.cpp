@@ -116,6 +116,43 @@ void events(std::vector<Column>& s) {
   }
 }
 
+// What the workload says about itself.
+void workload_facts(std::vector<Column>& s) {
+  using T = ColumnType;
+  s.push_back({"work_span_ratio", T::real, "", "workload",
+               "total work over the longest task (W / Lmax): no schedule on P threads beats an efficiency "
+               "of min(1, W / (P x Lmax))",
+               "the workload does not know its task lengths (every workload but loops)",
+               [](const RowContext& r) { return optional_cell(r.m.work_span_ratio, 3); }});
+}
+
+// What else ran: a repetition is compared with others of its block only if the machine was
+// quiet enough (measure.hpp, kNoisyShare); a case with more threads than CPUs is marked.
+void machine(std::vector<Column>& s) {
+  using T = ColumnType;
+  s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the repetition",
+               "the kernel does not report it", [](const RowContext& r) { return optional_cell(r.m.machine.loadavg_1m, 2); }});
+  s.push_back({"other_cpu_ns", T::integer, "ns", "machine",
+               "CPU time other processes used during the repetition (/proc/stat busy time minus this "
+               "process and its children; /proc/stat counts 10 ms ticks, so short repetitions read coarse)",
+               "/proc/stat cannot be read", [](const RowContext& r) { return optional_cell(r.m.machine.other_cpu_ns, 0); }});
+  s.push_back({"steal_ns", T::integer, "ns", "machine",
+               "time the hypervisor gave this VM's CPUs to others during the repetition (/proc/stat steal)",
+               "the kernel reports no steal time", [](const RowContext& r) { return optional_cell(r.m.machine.steal_ns, 0); }});
+  s.push_back({"noisy", T::integer, "", "machine",
+               "1 when other processes used more than " + std::to_string(static_cast<int>(kNoisyShare * 100)) +
+                   "% of the machine's CPU time during the repetition (other_cpu_ns / (wall_ns x usable CPUs)); "
+                   "claims leave such repetitions out",
+               "other_cpu_ns is not measured", [](const RowContext& r) {
+                 if (!r.m.machine.other_cpu_ns) return std::string();
+                 const double share = *r.m.machine.other_cpu_ns / (r.m.wall_ns * usable_cpus());
+                 return std::string(share > kNoisyShare ? "1" : "0");
+               }});
+  s.push_back({"oversubscribed", T::integer, "", "machine",
+               "1 when the case has more worker threads than CPUs this process may use; claims leave it out",
+               kNeverEmpty, [](const RowContext& r) { return std::string(r.c.threads > usable_cpus() ? "1" : "0"); }});
+}
+
 std::vector<Column> build() {
   std::vector<Column> s;
   identification(s);
@@ -124,6 +161,8 @@ std::vector<Column> build() {
   scheduler_counters(s);
   rusage_switches(s);
   events(s);
+  workload_facts(s);
+  machine(s);
   return s;
 }
 

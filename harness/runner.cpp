@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <random>
 
 #include "chrome_trace.hpp"
 #include "counters/hw_counters.hpp"
@@ -73,6 +75,7 @@ class Sidecar {
     d["started_utc"] = utc_timestamp();
     d["machine"] = machine_info();
     d["reps"] = r.reps;
+    d["order_seed"] = r.order_seed;
     d["warmup_runs"] = r.warmup;
     d["counters"] = counter_metadata(events);
     d["status"] = "running";
@@ -128,6 +131,7 @@ struct RunState {
   ChromeTrace* timeline;
   std::size_t done = 0;  // repetitions measured so far
   std::vector<CaseResult> results;
+  std::mt19937_64 order;  // shuffles each repetition's cases (seeded by request.order_seed)
 };
 
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
@@ -154,10 +158,12 @@ void measure_one(LiveCase& l, Workload& workload, unsigned rep, RunState& run) {
   ++run.done;
 }
 
-// The cases [first, last) share a workload and its parameters: a block. Every case of the block
-// is built and warmed up first; then repetition i of every case runs before repetition i+1 of
-// any, so that a slow phase of a noisy machine falls on all of them alike and the ratios
-// between them stay meaningful. Returns false when a stop was requested.
+// The cases [first, last) share a workload and its parameters. Every case is built and warmed
+// up first; then repetition i of every case runs before repetition i+1 of any, in an order
+// shuffled anew for each repetition: each repetition is a block in which every variant saw the
+// same phase of a noisy machine, and no variant always runs first or last (after another's
+// warm caches, or in a slot the machine happens to slow down). Returns false when a stop was
+// requested.
 bool run_block(const Case* first, const Case* last, RunState& run) {
   std::vector<LiveCase> block;
   std::unique_ptr<Workload> workload;
@@ -177,10 +183,13 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
     block.push_back(LiveCase{c, make_subject(*c, run), CaseResult{*c, {}, NAN}});
     block.back().subject->warm_up(*workload, run.request.warmup);
   }
+  std::vector<LiveCase*> order;
+  for (LiveCase& l : block) order.push_back(&l);
   for (unsigned rep = 0; rep < run.request.reps; ++rep) {
-    for (LiveCase& l : block) {
+    std::shuffle(order.begin(), order.end(), run.order);
+    for (LiveCase* l : order) {
       if (g_stop_requested.load()) return false;
-      measure_one(l, *workload, rep, run);
+      measure_one(*l, *workload, rep, run);
     }
   }
   return true;
@@ -194,7 +203,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
   SchedTracer schedtrace(r.schedtrace_ms);
   std::unique_ptr<ChromeTrace> timeline;
   if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
-  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get()};
+  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), 0, {}, std::mt19937_64(r.order_seed)};
 
   RunOutcome outcome;
   try {

@@ -27,6 +27,9 @@ class Workload {
   virtual std::string check() = 0;
   // Tasks one run spawns, root excluded, when the workload can count them in advance.
   virtual std::optional<std::uint64_t> expected_tasks() const { return std::nullopt; }
+  // Total work over the longest task (W / Lmax), when the workload knows its task lengths:
+  // on P processors no schedule beats an efficiency of min(1, W / (P x Lmax)).
+  virtual std::optional<double> work_span_ratio() const { return std::nullopt; }
   // Removes what prepare() made. Called even when a run failed.
   virtual void cleanup() {}
   // What an external twin of this workload (the Go reference programs) needs beyond the

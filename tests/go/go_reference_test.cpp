@@ -1,6 +1,7 @@
 // The go-runtime reference: schedlab-go's workloads run, check themselves and count their
 // goroutines as schedlab counts tasks, errors come back as exceptions that say what is wrong,
 // and the Go loop lengths are the C++ ones. Skipped only when there is no schedlab-go.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -155,12 +156,13 @@ TEST_F(GoIomix, AFileOfTheWrongSizeFailsTheCheck) {
 
 // `schedlab-go loop-lengths` prints the Go generator's lengths; they must be the C++ ones.
 std::vector<std::uint64_t> go_loop_lengths(std::uint64_t tasks, std::uint64_t iters,
-                                           const std::string& skew, std::uint64_t seed) {
+                                           const std::string& skew, std::uint64_t seed,
+                                           const std::string& long_at) {
   const std::string binary = go_reference_binary();
   EXPECT_EQ(binary.find('\''), std::string::npos) << "the test quotes the path with ''";
   const std::string command = "'" + binary + "' loop-lengths --tasks=" + std::to_string(tasks) +
                               " --iters=" + std::to_string(iters) + " --skew=" + skew +
-                              " --seed=" + std::to_string(seed);
+                              " --seed=" + std::to_string(seed) + " --long-at=" + long_at;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
     ADD_FAILURE() << "cannot run " << command;
@@ -178,24 +180,34 @@ TEST_F(GoReference, LoopLengthsMatchTheCpp) {
     std::uint64_t tasks, iters;
     const char* skew;
     std::uint64_t seed;
+    const char* long_at = "first";
   };
   for (const Case& c : std::vector<Case>{{2000, 1000000, "uniform", 1},
                                          {2000, 1000000, "one-long", 1},
+                                         {2000, 1000000, "one-long", 1, "last"},
+                                         {2000, 1000000, "one-long", 9, "random"},
                                          {2000, 1000000, "heavy-tail", 1},
                                          {2000, 1000000, "heavy-tail", 2},
                                          {100000, 1000, "heavy-tail", 12345},
                                          {7, 3, "heavy-tail", 0},
                                          {1, 1, "one-long", 1}}) {
     SCOPED_TRACE(std::string(c.skew) + " tasks " + std::to_string(c.tasks) + " seed " +
-                 std::to_string(c.seed));
-    EXPECT_EQ(go_loop_lengths(c.tasks, c.iters, c.skew, c.seed),
-              loop_lengths(c.tasks, c.iters, c.skew, c.seed));
+                 std::to_string(c.seed) + " long at " + c.long_at);
+    EXPECT_EQ(go_loop_lengths(c.tasks, c.iters, c.skew, c.seed, c.long_at),
+              loop_lengths(c.tasks, c.iters, c.skew, c.seed, c.long_at));
   }
 }
 
 TEST(LoopLengths, Shapes) {
   EXPECT_EQ(loop_lengths(3, 10, "uniform", 1), (std::vector<std::uint64_t>{10, 10, 10}));
   EXPECT_EQ(loop_lengths(4, 10, "one-long", 1), (std::vector<std::uint64_t>{20, 10, 10, 10}));
+  EXPECT_EQ(loop_lengths(4, 10, "one-long", 1, "last"), (std::vector<std::uint64_t>{10, 10, 10, 20}));
+  // The random position is drawn from the seed: the same seed, the same place.
+  const std::vector<std::uint64_t> r = loop_lengths(1000, 10, "one-long", 5, "random");
+  EXPECT_EQ(std::count(r.begin(), r.end(), 5000u), 1);
+  EXPECT_EQ(r, loop_lengths(1000, 10, "one-long", 5, "random"));
+  EXPECT_NE(r, loop_lengths(1000, 10, "one-long", 6, "random"));
+  EXPECT_THROW(loop_lengths(4, 10, "one-long", 1, "middle"), std::invalid_argument);
   EXPECT_THROW(loop_lengths(4, 10, "lumpy", 1), std::invalid_argument);
   EXPECT_THROW(loop_lengths(1ULL << 33, 1ULL << 33, "uniform", 1), std::invalid_argument);
   // heavy-tail: within the clamp, and a mean near iters (Pareto, alpha 1.5: slow to converge).

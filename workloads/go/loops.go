@@ -44,9 +44,12 @@ func portableCbrt(a float64) float64 {
 }
 
 // loopLengths is loop_lengths() of lengths.hpp.
-func loopLengths(tasks, iters uint64, skew string, seed uint64) ([]uint64, error) {
+func loopLengths(tasks, iters uint64, skew string, seed uint64, longAt string) ([]uint64, error) {
 	if skew != "uniform" && skew != "one-long" && skew != "heavy-tail" {
 		return nil, fmt.Errorf("--skew %s: unknown; use uniform, one-long or heavy-tail", skew)
+	}
+	if longAt != "first" && longAt != "last" && longAt != "random" {
+		return nil, fmt.Errorf("--long-at %s: unknown; use first, last or random", longAt)
 	}
 	if hi, _ := bits.Mul64(tasks, iters); hi != 0 {
 		return nil, fmt.Errorf("--tasks %d times --iters %d overflows 64 bits; lower either",
@@ -58,7 +61,15 @@ func loopLengths(tasks, iters uint64, skew string, seed uint64) ([]uint64, error
 	}
 	switch {
 	case skew == "one-long" && tasks > 0:
-		lengths[0] = iters * tasks / 2
+		at := uint64(0)
+		switch longAt {
+		case "last":
+			at = tasks - 1
+		case "random":
+			rng := splitMix64{state: seed}
+			at = rng.next() % tasks
+		}
+		lengths[at] = iters * tasks / 2
 	case skew == "heavy-tail":
 		const alpha = 1.5
 		xm := float64(iters) * (alpha - 1) / alpha
@@ -114,20 +125,21 @@ func (w *loopsWorkload) goroutinesPerRun() uint64 { return uint64(len(w.lengths)
 
 type loopsFlags struct {
 	tasks, iters, seed *uint64
-	skew               *string
+	skew, longAt       *string
 }
 
 func registerLoopsFlags(flags *flag.FlagSet) loopsFlags {
 	return loopsFlags{
-		tasks: flags.Uint64("tasks", 2000, "goroutines the root starts"),
-		iters: flags.Uint64("iters", 1000000, "loop iterations per goroutine, before skew"),
-		skew:  flags.String("skew", "uniform", "uniform, one-long or heavy-tail"),
-		seed:  flags.Uint64("seed", 1, "heavy-tail's generator seed"),
+		tasks:  flags.Uint64("tasks", 2000, "goroutines the root starts"),
+		iters:  flags.Uint64("iters", 1000000, "loop iterations per goroutine, before skew"),
+		skew:   flags.String("skew", "uniform", "uniform, one-long or heavy-tail"),
+		seed:   flags.Uint64("seed", 1, "the generator seed of heavy-tail and of one-long's random position"),
+		longAt: flags.String("long-at", "first", "one-long: the long task first, last or at a random position"),
 	}
 }
 
 func (f loopsFlags) lengths() ([]uint64, error) {
-	return loopLengths(*f.tasks, *f.iters, *f.skew, *f.seed)
+	return loopLengths(*f.tasks, *f.iters, *f.skew, *f.seed, *f.longAt)
 }
 
 func newLoops(flags *flag.FlagSet) func() (workload, error) {

@@ -4,8 +4,12 @@
 // arithmetic, so that both sides run exactly the same work: keep the two in step.
 //
 //   uniform     every task runs `iters` iterations.
-//   one-long    task 0 runs iters*tasks/2 (half of the uniform total), the others `iters`:
-//               one task that a design must not leave queued behind short ones.
+//   one-long    one task runs iters*tasks/2 (half of the uniform total), the others `iters`:
+//               one task that a design must not leave queued behind short ones. `long_at` puts
+//               it first (task 0, spawned first), last (spawned last) or at a position drawn
+//               from splitmix64(seed). Where it sits matters: an owner popping LIFO runs the
+//               last-spawned task first, a thief takes the oldest tasks, and FIFO runs task 0
+//               first; the claims compare the designs with the long task at each place.
 //   heavy-tail  Pareto lengths, alpha = 1.5 and mean `iters` (scale xm = iters*(alpha-1)/alpha),
 //               from splitmix64 seeded with `seed`, clamped to [1, iters*tasks/4]: a few
 //               long tasks among many short ones, with a finite mean and an infinite variance.
@@ -64,13 +68,17 @@ inline double portable_cbrt(double a) {
 
 }  // namespace loop_lengths_detail
 
-// Iterations of each of `tasks` loop tasks. Throws std::invalid_argument for an unknown skew or
-// when iters*tasks does not fit in 64 bits.
+// Iterations of each of `tasks` loop tasks, in spawn order. Throws std::invalid_argument for
+// an unknown skew or long_at, or when iters*tasks does not fit in 64 bits.
 inline std::vector<std::uint64_t> loop_lengths(std::uint64_t tasks, std::uint64_t iters,
-                                               std::string_view skew, std::uint64_t seed) {
+                                               std::string_view skew, std::uint64_t seed,
+                                               std::string_view long_at = "first") {
   if (skew != "uniform" && skew != "one-long" && skew != "heavy-tail") {
     throw std::invalid_argument("--skew " + std::string(skew) +
                                 ": unknown; use uniform, one-long or heavy-tail");
+  }
+  if (long_at != "first" && long_at != "last" && long_at != "random") {
+    throw std::invalid_argument("--long-at " + std::string(long_at) + ": unknown; use first, last or random");
   }
   if (tasks != 0 && iters > std::numeric_limits<std::uint64_t>::max() / tasks) {
     throw std::invalid_argument("--tasks " + std::to_string(tasks) + " times --iters " +
@@ -78,7 +86,10 @@ inline std::vector<std::uint64_t> loop_lengths(std::uint64_t tasks, std::uint64_
   }
   std::vector<std::uint64_t> lengths(tasks, iters);
   if (skew == "one-long" && tasks > 0) {
-    lengths[0] = iters * tasks / 2;
+    const std::uint64_t at = long_at == "first"  ? 0
+                             : long_at == "last" ? tasks - 1
+                                                 : loop_lengths_detail::SplitMix64(seed).next() % tasks;
+    lengths[at] = iters * tasks / 2;
   } else if (skew == "heavy-tail") {
     constexpr double alpha = 1.5;
     const double xm = static_cast<double>(iters) * (alpha - 1.0) / alpha;

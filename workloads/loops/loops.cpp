@@ -11,6 +11,7 @@
 // equal the sum of the lengths (N*M when uniform).
 #include "loops.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <numeric>
 #include <stdexcept>
@@ -26,7 +27,7 @@ namespace {
 class LoopsWorkload final : public Workload {
  public:
   explicit LoopsWorkload(const LoopsParams& p)
-      : params_(p), lengths_(loop_lengths(p.tasks, p.iters, p.skew, p.seed)),
+      : params_(p), lengths_(loop_lengths(p.tasks, p.iters, p.skew, p.seed, p.long_at)),
         expected_(std::accumulate(lengths_.begin(), lengths_.end(), std::uint64_t{0})) {}
 
   void run() override {
@@ -45,6 +46,11 @@ class LoopsWorkload final : public Workload {
   }
 
   std::optional<std::uint64_t> expected_tasks() const override { return params_.tasks; }
+  std::optional<double> work_span_ratio() const override {
+    const std::uint64_t longest = lengths_.empty() ? 0 : *std::max_element(lengths_.begin(), lengths_.end());
+    if (longest == 0) return std::nullopt;
+    return static_cast<double>(expected_) / static_cast<double>(longest);
+  }
 
  private:
   const LoopsParams params_;
