@@ -17,7 +17,7 @@
 #include "go_reference.hpp"
 #include "hw_counters.hpp"
 #include "metadata.hpp"
-#include "runtime/fiber_guard.hpp"
+#include "diagnostics.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {
