@@ -5,6 +5,7 @@
 #include <set>
 
 #include "params.hpp"
+#include "registry.hpp"
 
 namespace schedlab {
 namespace {
@@ -53,7 +54,7 @@ std::vector<std::string> text_list(const json& v, const std::string& where) {
 std::vector<unsigned> thread_list(const json& v, const std::string& where) {
   std::vector<unsigned> out;
   for (const std::string& t : text_list(v, where)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, 1024, {}};
+    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
     try {
       out.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
     } catch (const ParamError& e) {

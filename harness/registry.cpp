@@ -3,6 +3,7 @@
 #include <bit>
 #include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "central/central.hpp"
 #include "fair/fair.hpp"
@@ -37,35 +38,81 @@ ParamSpec choice(std::string name, std::string def, std::vector<std::string> cho
                    std::move(choices)};
 }
 
-// Parameters every fiber scheduler shares: its stacks.
-std::vector<ParamSpec> fiber_params() {
-  return {size("stack-size", "64K", 16 * 1024, std::int64_t{1} << 30,
+// A byte count as the command line spells it: with the largest binary suffix that divides it
+// (65536: "64K"), so that `schedlab list` shows a config's default the way a user would type it.
+std::string size_word(std::uint64_t bytes) {
+  for (const auto& [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
+    const std::uint64_t unit = std::uint64_t{1} << shift;
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
+// The command-line words of a scheduler's enum or bool setting. One table per setting gives its
+// choices, spells its config default and reads the chosen word back, so the three cannot
+// disagree.
+template <class Value>
+struct Word {
+  Value value;
+  const char* word;
+};
+constexpr Word<bool> kOnOff[] = {{true, "on"}, {false, "off"}};
+constexpr Word<LocalOrder> kLocalOrders[] = {{LocalOrder::lifo, "lifo"}, {LocalOrder::fifo, "fifo"}};
+constexpr Word<StealAmount> kStealAmounts[] = {
+    {StealAmount::half, "half"}, {StealAmount::one, "one"}, {StealAmount::all, "all"}};
+
+template <class Value, std::size_t N>
+ParamSpec choice(std::string name, const Word<Value> (&words)[N], Value def, std::string help) {
+  std::vector<std::string> choices;
+  std::string def_word;
+  for (const Word<Value>& w : words) {
+    choices.emplace_back(w.word);
+    if (w.value == def) def_word = w.word;
+  }
+  return choice(std::move(name), std::move(def_word), std::move(choices), std::move(help));
+}
+
+// The value of a choice parameter declared from `words` (resolve_params has checked the word).
+template <class Value, std::size_t N>
+Value chosen(const ParamValues& p, const std::string& name, const Word<Value> (&words)[N]) {
+  const std::string& text = param_str(p, name);
+  for (const Word<Value>& w : words) {
+    if (text == w.word) return w.value;
+  }
+  throw std::logic_error("--" + name + " " + text + " was accepted but has no value");
+}
+
+// The stack parameters: every fiber scheduler's (StackConfig) and os-threads' (its pthreads).
+std::vector<ParamSpec> stack_params(std::size_t default_size, bool default_guard) {
+  return {size("stack-size", size_word(default_size), 16 * 1024, std::int64_t{1} << 30,
                "usable bytes per fiber stack (a task that recurses deeply needs more)"),
-          choice("stack-guard", "on", {"on", "off"},
+          choice("stack-guard", kOnOff, default_guard,
                  "a PROT_NONE guard page below each stack, while vm.max_map_count allows")};
 }
+std::vector<ParamSpec> fiber_params() { return stack_params(StackConfig{}.size, StackConfig{}.guard); }
 
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   RuntimeConfig c;
   c.threads = threads;
   c.stack.size = static_cast<std::size_t>(param_int(p, "stack-size"));
-  c.stack.guard = param_str(p, "stack-guard") == "on";
+  c.stack.guard = chosen(p, "stack-guard", kOnOff);
   return c;
 }
 
-LocalOrder order_of(const ParamValues& p) {
-  return param_str(p, "local-order") == "lifo" ? LocalOrder::lifo : LocalOrder::fifo;
-}
+// The default --max-threads must admit every --threads the harness accepts.
+static_assert(StealHalfConfig{}.max_threads >= kMaxThreads);
 
 std::vector<SchedulerEntry> build_schedulers() {
   std::vector<SchedulerEntry> r;
 
   {
     SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", fiber_params(), {}};
-    e.params.push_back(choice("local-order", "lifo", {"lifo", "fifo"},
+    e.params.push_back(choice("local-order", kLocalOrders, FairConfig{}.order,
                               "which end of its own queue a processor runs first"));
     e.make = [](unsigned threads, const ParamValues& p) {
-      return make_fair(runtime_config(threads, p), FairConfig{order_of(p)});
+      FairConfig c;
+      c.order = chosen(p, "local-order", kLocalOrders);
+      return make_fair(runtime_config(threads, p), c);
     };
     r.push_back(std::move(e));
   }
@@ -78,40 +125,40 @@ std::vector<SchedulerEntry> build_schedulers() {
   }
   {
     SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", fiber_params(), {}};
-    e.params.push_back(integer("capacity", 256, 2, LocalRunQueue::kMaxCapacity,
+    const StealHalfConfig defaults;
+    e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
+                               LocalRunQueue::kMaxCapacity,
                                "local run queue slots, a power of two (Go: 256)"));
-    e.params.push_back(choice("steal-amount", "half", {"half", "one", "all"},
+    e.params.push_back(choice("steal-amount", kStealAmounts, defaults.steal,
                               "how much of a victim's queue a thief takes (Go: half, rounded up)"));
-    e.params.push_back(integer("global-check", 61, 0, 1000000,
+    e.params.push_back(integer("global-check", defaults.global_check, 0, 1000000,
                                "look at the global queue first every Nth schedule tick, 0 never (Go: 61)"));
-    e.params.push_back(choice("local-order", "lifo", {"lifo", "fifo"},
+    e.params.push_back(choice("local-order", kLocalOrders, defaults.order,
                               "which end of its own queue a processor runs first (seeds: lifo; Go's runq: fifo)"));
-    e.params.push_back(choice("runnext", "on", {"on", "off"},
+    e.params.push_back(choice("runnext", kOnOff, defaults.runnext,
                               "Go's runnext: the newest task waits in a one-slot, owner-only LIFO in front of the queue"));
-    e.params.push_back(choice("handoff", "on", {"on", "off"},
+    e.params.push_back(choice("handoff", kOnOff, defaults.handoff,
                               "hand the processor to another thread during blocking calls"));
-    e.params.push_back(integer("max-threads", 1024, 1, kMaxThreads * 4,
+    e.params.push_back(integer("max-threads", defaults.max_threads, 1, kMaxThreads * 4,
                                "upper bound on worker threads, counting those blocked in calls"));
     e.make = [](unsigned threads, const ParamValues& p) {
-      RuntimeConfig rc = runtime_config(threads, p);
-      rc.max_threads = static_cast<unsigned>(param_int(p, "max-threads"));
-      if (rc.max_threads < threads) {
-        throw ParamError("--max-threads " + std::to_string(rc.max_threads) + " is below --threads " +
+      StealHalfConfig c;
+      c.max_threads = static_cast<unsigned>(param_int(p, "max-threads"));
+      if (c.max_threads < threads) {
+        throw ParamError("--max-threads " + std::to_string(c.max_threads) + " is below --threads " +
                          std::to_string(threads) + "; use --max-threads >= --threads");
       }
-      const std::string amount = param_str(p, "steal-amount");
-      StealHalfConfig c;
-      c.capacity = static_cast<std::uint32_t>(param_int(p, "capacity"));
-      if ((c.capacity & (c.capacity - 1)) != 0) {
-        throw ParamError("--capacity " + std::to_string(c.capacity) +
-                         ": not a power of two; use 2, 4, 8, ... 16384");
+      try {
+        c.capacity = LocalRunQueue::validated(static_cast<std::uint32_t>(param_int(p, "capacity")));
+      } catch (const std::invalid_argument& e) {
+        throw ParamError(std::string("--capacity: ") + e.what());
       }
-      c.steal = amount == "half" ? StealAmount::half : amount == "one" ? StealAmount::one : StealAmount::all;
+      c.steal = chosen(p, "steal-amount", kStealAmounts);
       c.global_check = static_cast<std::uint32_t>(param_int(p, "global-check"));
-      c.order = order_of(p);
-      c.handoff = param_str(p, "handoff") == "on";
-      c.runnext = param_str(p, "runnext") == "on";
-      return make_steal_half(rc, c);
+      c.order = chosen(p, "local-order", kLocalOrders);
+      c.handoff = chosen(p, "handoff", kOnOff);
+      c.runnext = chosen(p, "runnext", kOnOff);
+      return make_steal_half(runtime_config(threads, p), c);
     };
     r.push_back(std::move(e));
   }
@@ -131,18 +178,20 @@ std::vector<SchedulerEntry> build_schedulers() {
   {
     // --threads pins every task thread to the first N allowed CPUs (affinity=on); it does not
     // limit how many threads run: the kernel schedules them all (os_threads.cpp).
-    SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)", fiber_params(), {}};
-    e.params.push_back(integer("max-live-threads", 10000, 1, 1000000,
+    const OsThreadsConfig defaults;
+    SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)",
+                     stack_params(defaults.stack_size, defaults.stack_guard), {}};
+    e.params.push_back(integer("max-live-threads", static_cast<std::int64_t>(defaults.max_live_threads), 1, 1000000,
                                "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
-    e.params.push_back(choice("affinity", "on", {"on", "off"},
+    e.params.push_back(choice("affinity", kOnOff, defaults.affinity,
                               "pin task threads to the first --threads CPUs (off: the kernel may use all)"));
     e.make = [](unsigned threads, const ParamValues& p) {
       OsThreadsConfig c;
       c.threads = threads;
       c.stack_size = static_cast<std::size_t>(param_int(p, "stack-size"));
-      c.stack_guard = param_str(p, "stack-guard") == "on";
+      c.stack_guard = chosen(p, "stack-guard", kOnOff);
       c.max_live_threads = static_cast<std::uint64_t>(param_int(p, "max-live-threads"));
-      c.affinity = param_str(p, "affinity") == "on";
+      c.affinity = chosen(p, "affinity", kOnOff);
       return make_os_threads(c);
     };
     r.push_back(std::move(e));

@@ -12,6 +12,8 @@
 
 namespace schedlab {
 
+// The most --threads a run may ask for. The one limit the command line (main.cpp), the presets
+// (presets.cpp), gbench and the schedulers' defaults (registry.cpp) all check against.
 inline constexpr unsigned kMaxThreads = 1024;
 
 struct SchedulerEntry {

@@ -12,11 +12,11 @@
 #include "chrome_trace.hpp"
 #include "counters/hw_counters.hpp"
 #include "csv.hpp"
+#include "diagnostics.hpp"
 #include "go_reference.hpp"
 #include "measure.hpp"
 #include "metadata.hpp"
 #include "row.hpp"
-#include "runtime/fiber_guard.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {

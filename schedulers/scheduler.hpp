@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "counters.hpp"
-#include "runtime/task.hpp"
-#include "runtime/trace.hpp"
+#include "task.hpp"
+#include "trace.hpp"
 
 namespace schedlab {
 

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "api.hpp"
+#include "diagnostics.hpp"
 #include "registry.hpp"
-#include "runtime/fiber_guard.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/task_list.hpp"
 

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <vector>
 
+#include "../assert.hpp"
 #include "../runtime/task_list.hpp"
 
 namespace schedlab {
@@ -65,7 +66,9 @@ class FairPolicy final : public Policy {
       p.sleeping = false;
     }
     w.stats.add(Counter::local_pops);
-    return p.queue.pop_front();
+    Task* t = p.queue.pop_front();
+    SCHEDLAB_ASSERT(t->affinity == w.proc, "a task runs only on the processor it was bound to");
+    return t;
   }
 
   void shutdown() override {

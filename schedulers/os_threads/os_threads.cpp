@@ -318,7 +318,7 @@ class OsThreadsScheduler final : public Scheduler {
     auto& rec = *static_cast<ThreadRecord*>(arg);
     OsThreadsScheduler& s = *rec.sched;
     Task& t = *rec.task;
-    t.invoke(t);
+    t.run_body();
     s.task_finished();
     if (GroupState* g = t.group) {
       t.destroy(t);

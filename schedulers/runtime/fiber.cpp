@@ -45,6 +45,9 @@ Fiber* Fiber::for_current_thread() {
 #if SCHEDLAB_TSAN
   f->tsan_fiber_ = __tsan_get_current_fiber();
 #endif
+#if SCHEDLAB_ASSERTIONS
+  f->running_ = true;  // the calling thread is on it
+#endif
   return f;
 }
 

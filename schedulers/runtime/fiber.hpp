@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "../assert.hpp"
 #include "stack.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -88,6 +89,11 @@ class Fiber {
   void* asan_fake_stack_ = nullptr;  // ASan: fake stack of this fiber while suspended
   void* tsan_fiber_ = nullptr;       // TSan: its fiber handle
   bool owns_tsan_fiber_ = false;
+#if SCHEDLAB_ASSERTIONS
+  // Checked builds: some thread is executing on this fiber now. Set on landing, cleared before
+  // leaving, so a fiber published by a switch's action reads false to whoever resumes it.
+  bool running_ = false;
+#endif
 };
 
 // Switches from `from` (the fiber running now) to `to` (a suspended or never-started fiber).
@@ -96,6 +102,11 @@ class Fiber {
 // read before this call is stale afterwards (see worker.hpp, current_worker()).
 template <class After>
 void switch_fiber(Fiber& from, Fiber& to, After after) {
+#if SCHEDLAB_ASSERTIONS
+  SCHEDLAB_ASSERT(from.running_, "switch_fiber leaves the fiber that is running now");
+  // Two workers resuming one suspended task, or a fiber switching to itself.
+  SCHEDLAB_ASSERT(!to.running_, "a fiber switched to is not running anywhere");
+#endif
   from.before_leaving(to, /*exiting=*/false);
   to.landing_ = {&from,
                  [](void* closure) {
@@ -112,6 +123,9 @@ inline void Fiber::land(boost::context::fiber&& source) noexcept {
 #if SCHEDLAB_ASAN
   __sanitizer_finish_switch_fiber(asan_fake_stack_, nullptr, nullptr);
 #endif
+#if SCHEDLAB_ASSERTIONS
+  running_ = true;
+#endif
   const Landing l = landing_;
   landing_ = Landing{};
   if (l.from != nullptr) l.from->context_ = std::move(source);
@@ -119,6 +133,9 @@ inline void Fiber::land(boost::context::fiber&& source) noexcept {
 }
 
 inline void Fiber::before_leaving([[maybe_unused]] Fiber& to, [[maybe_unused]] bool exiting) noexcept {
+#if SCHEDLAB_ASSERTIONS
+  running_ = false;
+#endif
 #if SCHEDLAB_ASAN
   // A null save slot tells ASan this stack is gone for good, so it frees its fake frames.
   __sanitizer_start_switch_fiber(exiting ? nullptr : &asan_fake_stack_, to.bottom_, to.size_);

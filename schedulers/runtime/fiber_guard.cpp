@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "../diagnostics.hpp"
 #include "worker.hpp"
 
 namespace schedlab {

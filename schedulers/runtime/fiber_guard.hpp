@@ -5,30 +5,25 @@
 // the worker thread, whose stack is the overflowed one, so the handler runs on a per-thread
 // alternate signal stack. It checks that the faulting address is inside the guard page of the
 // fiber the worker is running, prints which task (the harness's label of the case) and the
-// --stack-size that fixes it, writes the report the harness armed (set_overflow_report), and
+// --stack-size that fixes it, writes the report the harness armed (diagnostics.hpp), and
 // exits with status 1. Any other SIGSEGV is not ours: the default action is restored and the
 // fault repeats as a normal crash.
 //
 // Stacks handed out after the guard-page budget is spent (stack.hpp) have no guard page; an
 // overflow there is not caught. The run's counters say how many stacks were unguarded.
+//
+// This header is the runtime's half; the harness's half (what to call the task, what to leave
+// on disk) is diagnostics.hpp, implemented in fiber_guard.cpp beside the handler that reads it.
 #pragma once
-
-#include <string>
 
 namespace schedlab {
 
-// Installs the process-wide SIGSEGV handler (idempotent, thread-safe).
+// Called by the fiber runtime only. Installs the process-wide SIGSEGV handler (idempotent,
+// thread-safe).
 void install_overflow_handler();
 // Gives the calling thread an alternate signal stack; each worker thread calls it at start and
 // release_overflow_stack() before it exits.
 void arm_overflow_stack();
 void release_overflow_stack();
-// What the message calls the task: the harness sets it to the case it is running.
-void set_overflow_context(const char* label) noexcept;
-// What the handler leaves on disk before it exits: `text` written to `path` (through path.tmp
-// and a rename, as the harness writes its sidecar), so that a run's metadata does not claim a
-// dead process is still running. Call only while no task runs (between runs): the handler
-// reads these without a lock. An empty path writes nothing.
-void set_overflow_report(const std::string& path, const std::string& text);
 
 }  // namespace schedlab

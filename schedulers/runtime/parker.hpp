@@ -9,23 +9,32 @@
 #include <atomic>
 #include <cstdint>
 
+#include "../assert.hpp"
+
 namespace schedlab {
 
 class Parker {
  public:
-  // Sleeps until a permit is available, then consumes it.
+  // Executed only by the thread this parker belongs to. Sleeps until a permit is available,
+  // then consumes it.
   void park() noexcept {
-    while (permit_.exchange(0, std::memory_order_acquire) == 0) {
+    for (;;) {
+      const std::uint32_t had = permit_.exchange(0, std::memory_order_acquire);
+      SCHEDLAB_ASSERT(had <= 1, "a parker holds at most one permit");
+      if (had != 0) return;
       permit_.wait(0, std::memory_order_relaxed);
     }
   }
-  // Makes a permit available and wakes the parked thread, if any.
+  // By any thread. Makes a permit available (a second unpark before the park adds nothing) and
+  // wakes the parked thread, if any.
   void unpark() noexcept {
-    if (permit_.exchange(1, std::memory_order_release) == 0) permit_.notify_one();
+    const std::uint32_t had = permit_.exchange(1, std::memory_order_release);
+    SCHEDLAB_ASSERT(had <= 1, "a parker holds at most one permit");
+    if (had == 0) permit_.notify_one();
   }
 
  private:
-  std::atomic<std::uint32_t> permit_{0};
+  std::atomic<std::uint32_t> permit_{0};  // 0 or 1
 };
 
 }  // namespace schedlab

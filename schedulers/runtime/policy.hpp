@@ -16,7 +16,7 @@
 #pragma once
 
 #include "../counters.hpp"
-#include "task.hpp"
+#include "../task.hpp"
 
 namespace schedlab {
 

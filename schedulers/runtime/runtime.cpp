@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "../api.hpp"
+#include "../assert.hpp"
 #include "fiber_guard.hpp"
 
 namespace schedlab {
@@ -44,6 +45,13 @@ FiberRuntime::~FiberRuntime() {
   policy_->shutdown();
   for (unsigned i = 0; i < worker_count(); ++i) {
     if (workers_[i]->thread_.joinable()) workers_[i]->thread_.join();
+  }
+  if constexpr (kAssertionsOn) {
+    // Every worker has exited (a worker stopped by shutdown may not have gone idle after its
+    // last task, so its batch is folded in here): every task spawned has finished, unless a
+    // deadlock leaked the stuck ones.
+    for (unsigned i = 0; i < worker_count(); ++i) live_.flush(workers_[i]->live_batch);
+    SCHEDLAB_ASSERT(deadlocked_ || live_.settled() == 0, "no task outlives the last run");
   }
 }
 
@@ -114,6 +122,7 @@ void FiberRuntime::schedule_loop() {
     if (w.current_fiber_->exit_requested()) return;
     Task* t = policy_->next(w);
     if (t == nullptr) return;  // shutdown
+    SCHEDLAB_ASSERT(w.current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
     if (t->spawned_on != Worker::kNoProc && t->spawned_on != w.proc) {
       w.stats.add(Counter::migrations);
     }
@@ -121,7 +130,7 @@ void FiberRuntime::schedule_loop() {
     if (t->fiber == nullptr) {
       // A new task: run it right here, on this fiber.
       w.current_task_ = t;
-      t->invoke(*t);
+      t->run_body();
       finish(*t);
     } else {
       // A suspended task: switch to its fiber; this loop fiber goes back to the pool and
@@ -141,6 +150,7 @@ void FiberRuntime::schedule_loop() {
 // Called on the fiber that ran `t`, right after its body returned.
 void FiberRuntime::finish(Task& t) {
   Worker& w = current_worker();
+  SCHEDLAB_ASSERT(w.current_task_ == &t, "a task finishes on the worker that is running it");
   w.current_task_ = nullptr;
   w.stats.add(Counter::tasks_executed);
   if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
@@ -157,6 +167,7 @@ void FiberRuntime::finish(Task& t) {
 
 void FiberRuntime::group_task_done(GroupState& g, Worker& w) {
   const std::uint32_t prev = g.pending.fetch_sub(1, std::memory_order_acq_rel);
+  SCHEDLAB_ASSERT((prev & GroupState::kCountMask) != 0, "a WaitGroup's count never goes below zero");
   if ((prev & GroupState::kCountMask) != 1) return;
   if (&g == &root_group_) {
     // Once per run, so a mutex and condition variable cost nothing measurable, and unlike an
@@ -310,7 +321,7 @@ bool FiberRuntime::stuck(std::uint64_t now) {
 
 std::string FiberRuntime::deadlock_report() const {
   // Parked workers have flushed their live-task batches, so the gauge is exact here.
-  const std::int64_t alive = live_.current();
+  const std::int64_t alive = live_.settled();
   std::uint64_t queued = 0;
   if (const std::optional<SchedSnapshot> snap = snapshot()) {
     queued = snap->global_queue;

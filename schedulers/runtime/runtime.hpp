@@ -22,17 +22,21 @@
 #include <mutex>
 #include <string>
 
+#include "../assert.hpp"
 #include "../scheduler.hpp"
+#include "../stats.hpp"
+#include "live_tasks.hpp"
 #include "policy.hpp"
 #include "stack.hpp"
-#include "stats.hpp"
 #include "worker.hpp"
 
 namespace schedlab {
 
 struct RuntimeConfig {
   unsigned threads = 1;      // worker threads that run tasks (GOMAXPROCS)
-  unsigned max_threads = 0;  // upper bound for threads added by the policy; 0: threads
+  // Upper bound for threads added by the policy (below `threads`: threads). Set by the factory
+  // of a policy that adds threads (make_steal_half, from StealHalfConfig::max_threads).
+  unsigned max_threads = 0;
   StackConfig stack;
 };
 
@@ -110,6 +114,7 @@ template <class Publish>
 void FiberRuntime::suspend_current(Publish publish) {
   Worker& w = current_worker();
   Task* self = w.current_task_;
+  SCHEDLAB_ASSERT(self != nullptr, "only a running task suspends");
   Fiber& from = *w.current_fiber_;
   Fiber& to = take_idle_fiber(w);
   self->fiber = &from;

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "../assert.hpp"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
@@ -138,6 +140,7 @@ boost::context::stack_context StackAllocator::allocate_from_slab() {
 }
 
 void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {
+  SCHEDLAB_ASSERT(sctx.size == size_, "a stack goes back to the allocator that made it");
   std::lock_guard lock(mutex_);
   free_.push_back(sctx);
 }

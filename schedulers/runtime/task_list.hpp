@@ -6,7 +6,8 @@
 
 #include <cstddef>
 
-#include "task.hpp"
+#include "../assert.hpp"
+#include "../task.hpp"
 
 namespace schedlab {
 
@@ -33,6 +34,7 @@ class TaskList {
   }
   // Appends a chain first..last (linked through next) of n tasks.
   void push_back_chain(Task& first, Task& last, std::size_t n) noexcept {
+    SCHEDLAB_ASSERT(n >= 1 && (n > 1 || &first == &last), "a chain of n tasks has n >= 1 links");
     last.next = nullptr;
     if (tail_ != nullptr) {
       tail_->next = &first;
@@ -44,6 +46,7 @@ class TaskList {
   }
   Task* pop_front() noexcept {
     Task* t = head_;
+    SCHEDLAB_ASSERT((t == nullptr) == (size_ == 0), "a list's size counts exactly its links");
     if (t == nullptr) return nullptr;
     head_ = t->next;
     if (head_ == nullptr) tail_ = nullptr;

@@ -9,7 +9,7 @@
 // Fibers migrate: a task suspended on worker A may be resumed by worker B. Code that runs on a
 // fiber must re-read current_worker() after every switch point (suspend, blocking_end) and
 // never keep a Worker& or a thread_local address across one: glibc declares pthread_self()
-// const, so the compiler may otherwise reuse the old thread's value (PLATFORM-NOTES.md).
+// const, so the compiler may otherwise reuse the old thread's value (docs/platform.md).
 #pragma once
 
 #include <sys/types.h>
@@ -19,11 +19,12 @@
 #include <thread>
 #include <vector>
 
+#include "../stats.hpp"
+#include "../task.hpp"
+#include "../trace.hpp"
 #include "fiber.hpp"
+#include "live_tasks.hpp"
 #include "parker.hpp"
-#include "stats.hpp"
-#include "task.hpp"
-#include "trace.hpp"
 
 namespace schedlab {
 

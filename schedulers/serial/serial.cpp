@@ -15,7 +15,8 @@
 
 #include <atomic>
 
-#include "../runtime/stats.hpp"
+#include "../assert.hpp"
+#include "../stats.hpp"
 
 namespace schedlab {
 namespace {
@@ -43,8 +44,16 @@ class SerialScheduler final : public Scheduler {
     stats_.add(Counter::tasks_spawned);
     execute(t);
   }
-  void join(Task&) override {}
-  void wait(GroupState& g) override { g.pending.store(0, std::memory_order_relaxed); }
+  // A spawn ran its task to the end before returning, so there is never anything to wait for.
+  void join(Task& t) override {
+    SCHEDLAB_ASSERT(t.completion.load(std::memory_order_relaxed) == Task::kDone,
+                    "serial: a joined task finished inside its spawn");
+  }
+  void wait(GroupState& g) override {
+    SCHEDLAB_ASSERT((g.pending.load(std::memory_order_relaxed) & GroupState::kCountMask) == 0,
+                    "serial: a group's tasks finished inside their spawns");
+    g.pending.store(0, std::memory_order_relaxed);
+  }
 
  protected:
   void run_root(const std::function<void()>& root) override {
@@ -68,7 +77,7 @@ class SerialScheduler final : public Scheduler {
   }
   void execute(Task& t) {
     enter();
-    t.invoke(t);
+    t.run_body();
     --live_;
     stats_.add(Counter::tasks_executed);
     if (GroupState* g = t.group) {

@@ -31,8 +31,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "../assert.hpp"
 #include "../runtime/policy.hpp"
-#include "../runtime/task.hpp"
+#include "../task.hpp"
 
 namespace schedlab {
 
@@ -45,7 +46,24 @@ enum class StealAmount {
 
 class LocalRunQueue {
  public:
+  // Half a queue must hold at least one task (overflow and the global batch move half).
+  static constexpr std::uint32_t kMinCapacity = 2;
+  // 16-bit indices taken modulo the capacity: the distance between head and tail must stay
+  // representable while thieves lag behind.
   static constexpr std::uint32_t kMaxCapacity = 1u << 14;
+
+  // `capacity` if a queue can have it; otherwise throws std::invalid_argument naming the value
+  // and the sizes to use. The constructor's check, public so that a configuration can be
+  // refused before anything is built.
+  static std::uint32_t validated(std::uint32_t capacity) {
+    if (capacity < kMinCapacity || capacity > kMaxCapacity || (capacity & (capacity - 1)) != 0) {
+      const std::string lo = std::to_string(kMinCapacity), hi = std::to_string(kMaxCapacity);
+      throw std::invalid_argument("run queue capacity " + std::to_string(capacity) +
+                                  " is not a power of two from " + lo + " to " + hi + "; use " +
+                                  lo + ", " + std::to_string(2 * kMinCapacity) + ", ... " + hi);
+    }
+    return capacity;
+  }
 
   explicit LocalRunQueue(std::uint32_t capacity)
       : capacity_(validated(capacity)), mask_(capacity - 1), slots_(new std::atomic<Task*>[capacity]) {
@@ -113,10 +131,12 @@ class LocalRunQueue {
   // set to the batch size. Go's runqsteal.
   Task* steal_from(LocalRunQueue& victim, StealAmount amount, std::uint32_t* moved) noexcept {
     const std::uint64_t mine = word_.load(std::memory_order_relaxed);
+    // The batch is written from our tail on, over slots an unfinished queue would still need.
+    SCHEDLAB_ASSERT(count(mine) == 0, "a thief steals only into its own empty queue");
     std::uint64_t w = victim.word_.load(std::memory_order_acquire);
     std::uint32_t k = 0;
     for (;;) {
-      const std::uint32_t n = count(w);
+      const std::uint32_t n = victim.count(w);
       if (n == 0) {
         *moved = 0;
         return nullptr;
@@ -143,20 +163,16 @@ class LocalRunQueue {
  private:
   static constexpr std::uint64_t kTailOne = std::uint64_t{1} << 48;
 
-  static std::uint32_t validated(std::uint32_t capacity) {
-    if (capacity < 2 || capacity > kMaxCapacity || (capacity & (capacity - 1)) != 0) {
-      throw std::invalid_argument("run queue capacity " + std::to_string(capacity) +
-                                  " must be a power of two between 2 and " +
-                                  std::to_string(kMaxCapacity));
-    }
-    return capacity;
-  }
-
   static std::uint32_t head(std::uint64_t w) noexcept { return static_cast<std::uint16_t>(w); }
   static std::uint32_t tail(std::uint64_t w) noexcept { return static_cast<std::uint16_t>(w >> 48); }
   static std::uint32_t version(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w >> 16); }
-  static std::uint32_t count(std::uint64_t w) noexcept {
-    return static_cast<std::uint16_t>(tail(w) - head(w));
+  // Tasks between head and tail of a word of *this* queue. Every word it ever holds has head at
+  // or behind tail and at most capacity_ tasks between them; a head that passed its tail would
+  // read as a count near 2^16.
+  std::uint32_t count(std::uint64_t w) const noexcept {
+    const std::uint32_t n = static_cast<std::uint16_t>(tail(w) - head(w));
+    SCHEDLAB_ASSERT(n <= capacity_, "a run queue's head never passes its tail, nor holds more than its slots");
+    return n;
   }
   static std::uint64_t pack(std::uint32_t h, std::uint32_t v, std::uint32_t t) noexcept {
     return (static_cast<std::uint64_t>(static_cast<std::uint16_t>(t)) << 48) |

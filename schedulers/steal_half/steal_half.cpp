@@ -71,13 +71,16 @@
 //     global queue, are what get the rest run.
 #include "steal_half.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <vector>
 
+#include "../assert.hpp"
 #include "../runtime/task_list.hpp"
+#include "global_batch.hpp"
 
 namespace schedlab {
 namespace {
@@ -246,7 +249,10 @@ class StealHalfPolicy final : public Policy {
  private:
   MState& state(Worker& w) { return *static_cast<MState*>(w.policy_state); }
 
+  // Executed by w. A P is held by one M at a time, and never while it is listed idle.
   void acquire(Worker& w, Processor& p) {
+    SCHEDLAB_ASSERT(state(w).p == nullptr, "an M holds at most one P");
+    SCHEDLAB_ASSERT(!p.idle.load(std::memory_order_relaxed), "a P is taken off the idle list before an M holds it");
     state(w).p = &p;
     w.proc = p.id;
   }
@@ -331,7 +337,7 @@ class StealHalfPolicy final : public Policy {
       p = pidleget_locked();
     }
     if (p == nullptr) {
-      nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+      nmspinning_decrement();
       return;
     }
     startm(*p, /*spinning=*/true, from);
@@ -362,7 +368,7 @@ class StealHalfPolicy final : public Policy {
         // from its call, which takes an idle P first.
         std::lock_guard lock(sched_mutex_);
         pidleput_locked(p);
-        if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+        if (spinning) nmspinning_decrement();
         return;
       }
     }
@@ -489,16 +495,17 @@ class StealHalfPolicy final : public Policy {
   // Go's globrunqget: take a batch, run the first, queue the rest locally. Sched lock held.
   Task* global_get_locked(Worker& w, Processor& p, std::uint32_t max) {
     const std::uint32_t size = static_cast<std::uint32_t>(global_.size());
+    SCHEDLAB_ASSERT(global_size_.load(std::memory_order_relaxed) == size,
+                    "the lock-free mirror of the global queue's length is exact under the lock");
     if (size == 0) return nullptr;
-    std::uint32_t n = size / nprocs_ + 1;
-    if (n > size) n = size;
-    if (max > 0 && n > max) n = max;
-    if (n > p.runq.capacity() / 2) n = p.runq.capacity() / 2;
+    const std::uint32_t n = global_batch_size(size, nprocs_, max, p.runq.capacity());
     global_size_.fetch_sub(n, std::memory_order_seq_cst);
     Task* first = global_.pop_front();
     for (std::uint32_t i = 1; i < n; ++i) {
-      // p's queue is empty on every path that asks for more than one (steps 3 and 5).
-      p.runq.push(*global_.pop_front());
+      // p's queue is empty on every path that asks for more than one (steps 3 and 5), and the
+      // batch is at most half of it: a refused push would lose the task.
+      const bool queued = p.runq.push(*global_.pop_front());
+      SCHEDLAB_ASSERT(queued, "a global batch fits in the local queue");
     }
     w.stats.add(Counter::global_pops, n);
     return first;
@@ -515,14 +522,23 @@ class StealHalfPolicy final : public Policy {
 
   void stop_spinning(Worker& w) {
     MState& ms = state(w);
+    SCHEDLAB_ASSERT(ms.spinning, "only a spinning M stops spinning");
     ms.spinning = false;
-    nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+    nmspinning_decrement();
     w.stats.add(Counter::spinning_ns, now_ns() - ms.spin_start);
+  }
+
+  // Every decrement of nmspinning undoes one increment: a spinner stopping, or a wakep/startm
+  // that claimed a spinner slot and found nobody to give it to. Go: throw("negative nmspinning").
+  void nmspinning_decrement() {
+    const std::uint32_t before = nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+    SCHEDLAB_ASSERT(before != 0, "the count of spinning Ms never goes negative");
   }
 
   // Parks w (which holds no P) until startm hands it one. false: shutting down.
   bool stopm(Worker& w) {
     MState& ms = state(w);
+    SCHEDLAB_ASSERT(ms.p == nullptr, "an M parks only without a P");
     for (;;) {
       {
         std::lock_guard lock(sched_mutex_);
@@ -564,30 +580,30 @@ class StealHalfPolicy final : public Policy {
   }
 
   void pidleput_locked(Processor& p) {
+    SCHEDLAB_ASSERT(!p.idle.load(std::memory_order_relaxed), "a P is on the idle list at most once");
     p.idle_next = idle_procs_;
     idle_procs_ = &p;
     p.idle.store(true, std::memory_order_relaxed);
-    npidle_.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t before = npidle_.fetch_add(1, std::memory_order_seq_cst);
+    SCHEDLAB_ASSERT(before < nprocs_, "no more idle Ps than Ps");
   }
   Processor* pidleget_locked() {
     Processor* p = idle_procs_;
-    if (p == nullptr) return nullptr;
-    idle_procs_ = p->idle_next;
-    p->idle.store(false, std::memory_order_relaxed);
-    npidle_.fetch_sub(1, std::memory_order_seq_cst);
+    if (p != nullptr) pidle_remove_locked(*p);
     return p;
   }
   void pidle_remove_locked(Processor& p) {
-    for (Processor** link = &idle_procs_; *link != nullptr; link = &(*link)->idle_next) {
-      if (*link == &p) {
-        *link = p.idle_next;
-        p.idle.store(false, std::memory_order_relaxed);
-        npidle_.fetch_sub(1, std::memory_order_seq_cst);
-        return;
-      }
-    }
+    Processor** link = &idle_procs_;
+    while (*link != nullptr && *link != &p) link = &(*link)->idle_next;
+    SCHEDLAB_ASSERT(*link == &p, "a P taken off the idle list was on it");
+    if (*link == nullptr) return;
+    *link = p.idle_next;
+    p.idle.store(false, std::memory_order_relaxed);
+    const std::uint32_t before = npidle_.fetch_sub(1, std::memory_order_seq_cst);
+    SCHEDLAB_ASSERT(before != 0, "the count of idle Ps never goes negative");
   }
   void mput_locked(Worker& w) {
+    SCHEDLAB_ASSERT(!state(w).listed_idle, "an M is on the idle list at most once");
     idle_ms_.push_back(&w);
     state(w).listed_idle = true;
   }
@@ -595,17 +611,16 @@ class StealHalfPolicy final : public Policy {
     if (idle_ms_.empty()) return nullptr;
     Worker* m = idle_ms_.back();
     idle_ms_.pop_back();
+    SCHEDLAB_ASSERT(state(*m).listed_idle, "an M taken from the idle list was listed");
     state(*m).listed_idle = false;
     return m;
   }
   void m_unlist_locked(Worker& w) {
-    for (auto it = idle_ms_.begin(); it != idle_ms_.end(); ++it) {
-      if (*it == &w) {
-        idle_ms_.erase(it);
-        state(w).listed_idle = false;
-        return;
-      }
-    }
+    const auto it = std::find(idle_ms_.begin(), idle_ms_.end(), &w);
+    SCHEDLAB_ASSERT(it != idle_ms_.end() && state(w).listed_idle, "an M taken off the idle list was on it");
+    if (it == idle_ms_.end()) return;
+    idle_ms_.erase(it);
+    state(w).listed_idle = false;
   }
 
   const StealHalfConfig config_;
@@ -630,8 +645,10 @@ class StealHalfPolicy final : public Policy {
 
 std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
                                            const StealHalfConfig& config) {
+  RuntimeConfig with_spares = runtime;
+  with_spares.max_threads = config.max_threads;
   return std::make_unique<FiberRuntime>(
-      std::make_unique<StealHalfPolicy>(runtime.threads, config), runtime);
+      std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
 }
 
 }  // namespace schedlab

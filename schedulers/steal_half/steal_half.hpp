@@ -9,8 +9,11 @@
 
 namespace schedlab {
 
-// Every default is Go's value (runtime/proc.go, runtime2.go), except `order`, whose default is
+// Every default is Go's value (runtime/proc.go, runtime2.go), except two. `order` defaults to
 // the seeds' owner-LIFO rule; Go's own runq is FIFO with a one-slot LIFO `runnext`.
+// `max_threads` is 1024, not Go's sched.maxmcount of 10000: the runtime reserves a worker slot
+// for every thread it may start, up front, and 1024 is the most --threads the harness accepts.
+// The harness spells these defaults on its command line (harness/registry.cpp).
 struct StealHalfConfig {
   std::uint32_t capacity = 256;           // local run queue slots (Go: runq [256]guintptr)
   StealAmount steal = StealAmount::half;  // Go's runqgrab: n - n/2
@@ -18,9 +21,11 @@ struct StealHalfConfig {
   LocalOrder order = LocalOrder::lifo;    // which end the owner pops
   bool handoff = true;                    // hand the P to another thread around blocking calls
   bool runnext = true;                    // a one-slot owner-only LIFO in front of the queue (Go)
+  unsigned max_threads = 1024;            // Ms at most, counting those blocked in calls and spares
 };
 
-// `max_threads` in RuntimeConfig bounds the threads started for hand-offs and wake-ups.
+// Builds the runtime with `runtime`, except its max_threads, which is config.max_threads: the
+// bound on the threads started for hand-offs and wake-ups (never below runtime.threads).
 std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
                                            const StealHalfConfig& config);
 

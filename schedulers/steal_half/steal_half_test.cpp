@@ -16,13 +16,15 @@ namespace {
 RuntimeConfig one_p() {
   RuntimeConfig rc;
   rc.threads = 1;
-  rc.max_threads = 8;
   return rc;
 }
+
+constexpr unsigned kOnePMaxThreads = 8;  // the P's own thread plus spares for its hand-offs
 
 TEST(StealHalf, FullLocalQueueMovesHalfToTheGlobalQueue) {
   StealHalfConfig c;
   c.capacity = 4;
+  c.max_threads = kOnePMaxThreads;
   auto s = make_steal_half(one_p(), c);
   std::atomic<int> ran{0};
   s->run([&] {
@@ -69,6 +71,7 @@ void run_ping_pong_against_a_returning_task(std::uint32_t global_check, PingPong
                                             CounterSet* counters) {
   StealHalfConfig c;
   c.global_check = global_check;
+  c.max_threads = kOnePMaxThreads;
   auto s = make_steal_half(one_p(), c);
   st.sched = s.get();
   s->run([&] {
@@ -120,7 +123,9 @@ TEST(StealHalf, WithoutTheGlobalCheckTheReturningTaskStarves) {
 TEST(StealHalf, StealsMoveWorkBetweenProcessors) {
   RuntimeConfig rc;
   rc.threads = 2;
-  auto s = make_steal_half(rc, StealHalfConfig{});
+  StealHalfConfig c;
+  c.max_threads = rc.threads;
+  auto s = make_steal_half(rc, c);
   std::atomic<bool> holder_claimed{false};
   std::atomic<std::thread::id> holder_thread{};
   std::atomic<bool> ran_elsewhere{false};

@@ -37,7 +37,7 @@
 #include <set>
 #include <vector>
 
-#include "../runtime/stats.hpp"
+#include "../stats.hpp"
 
 namespace schedlab {
 namespace {
@@ -210,7 +210,7 @@ class TbbScheduler final : public Scheduler {
     if (t.spawned_on != slot) slots_[slot].add(Counter::migrations);
     {
       Frame frame(current_frame);
-      t.invoke(t);
+      t.run_body();
     }
     slots_[slot].add(Counter::tasks_executed);
     if (GroupState* g = t.group) {

@@ -40,6 +40,7 @@
 #include "registry.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/task_list.hpp"
+#include "steal_half/global_batch.hpp"
 #include "steal_half/run_queue.hpp"
 #include "stress_util.hpp"
 
@@ -128,19 +129,15 @@ struct QueueWorld {
     pool_busy[slot].store(0, std::memory_order_release);
   }
 
-  // Go's globrunqget, as global_get_locked sizes it: a batch of size/nprocs + 1, at most `max`
-  // (0: no limit) and half a local queue; the first is returned, the rest go to q, which is
-  // empty on every path that asks for more than one.
+  // Go's globrunqget, sized by the policy's own rule (global_batch_size, the owner and the
+  // thieves being the Ps); the first is returned, the rest go to q, which is empty on every path
+  // that asks for more than one.
   Task* global_get(LocalRunQueue& q, std::uint32_t max) {
     if (global_size.load(std::memory_order_relaxed) == 0) return nullptr;
     std::lock_guard lock(global_mutex);
     const auto size = static_cast<std::uint32_t>(global.size());
     if (size == 0) return nullptr;
-    std::uint32_t n = size / (kThieves + 1) + 1;
-    if (n > size) n = size;
-    if (max > 0 && n > max) n = max;
-    if (n > q.capacity() / 2) n = q.capacity() / 2;
-    if (n == 0) n = 1;
+    const std::uint32_t n = global_batch_size(size, kThieves + 1, max, q.capacity());
     global_size.fetch_sub(n, std::memory_order_seq_cst);
     Task* first = global.pop_front();
     for (std::uint32_t i = 1; i < n; ++i) {

@@ -1,54 +1,22 @@
-// stats.hpp: per-worker scheduler counters, cheap enough to leave on.
-//
-// Each worker thread owns one WorkerStats on its own cache lines and is its only writer, so an
-// increment is a relaxed load and store (no locked instruction, no sharing); the harness reads
-// them with relaxed loads between runs. Compile with SCHEDLAB_STATS=0 to remove every update
-// (the cost of the counters is measured by comparing the two builds; see README).
+// live_tasks.hpp: the fiber runtime's count of live tasks and its peak (peak_live_tasks).
 //
 // Live tasks are the one figure that is global by nature. A shared atomic touched by every spawn
 // and finish would put a contended cache line on the hot path, so each worker batches its
 // spawns-minus-finishes and folds them into the shared gauge when the batch reaches kLiveBatch
 // and whenever the worker goes idle (so a quiescent runtime's gauge is exact). The peak is
 // therefore exact to within kLiveBatch per worker thread; README states that bound.
+//
+// The other backends count live tasks their own way (serial exactly, on its one thread;
+// os-threads with one shared atomic, noise next to a clone()), so this stays in runtime/.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 
-#include "../counters.hpp"
-
-#ifndef SCHEDLAB_STATS
-#define SCHEDLAB_STATS 1
-#endif
+#include "../assert.hpp"
+#include "../stats.hpp"  // SCHEDLAB_STATS
 
 namespace schedlab {
-
-inline std::uint64_t now_ns() noexcept {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-class alignas(64) WorkerStats {
- public:
-  void add(Counter c, std::uint64_t n = 1) noexcept {
-#if SCHEDLAB_STATS
-    auto& slot = value_[static_cast<std::size_t>(c)];
-    slot.store(slot.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-#else
-    (void)c;
-    (void)n;
-#endif
-  }
-  std::uint64_t get(Counter c) const noexcept {
-    return value_[static_cast<std::size_t>(c)].load(std::memory_order_relaxed);
-  }
-
- private:
-  std::atomic<std::uint64_t> value_[kCounterCount]{};
-};
 
 // Tasks alive (spawned, not yet finished) and the run's peak, batched per worker.
 //
@@ -60,6 +28,9 @@ class alignas(64) WorkerStats {
 // and a CAS only on a new peak. Exact with one worker; with several, each other worker's
 // unflushed part (|batch| < kLiveBatch) is missing from the sum, so the peak is exact to within
 // (workers - 1) x kLiveBatch.
+//
+// The shared count may dip below zero while batches are out (one worker spawned what another
+// finished and flushed first); once every batch is flushed it never is: see settled().
 class LiveTaskGauge {
  public:
   static constexpr std::int64_t kLiveBatch = 32;
@@ -78,6 +49,8 @@ class LiveTaskGauge {
     (void)delta;
 #endif
   }
+  // Folds `batch` into the shared count: adjust() when the batch is full, a worker when it goes
+  // idle, the harness thread after counting the root.
   void flush(std::int64_t& batch) noexcept {
     const std::int64_t now = live_.fetch_add(batch, std::memory_order_relaxed) + batch;
     batch = 0;
@@ -86,7 +59,16 @@ class LiveTaskGauge {
   void reset_peak() noexcept {
     peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
+  // The shared count now; exact only when every batch has been flushed.
   std::int64_t current() const noexcept { return live_.load(std::memory_order_relaxed); }
+  // The count when the caller knows every batch has been flushed (every worker parked, or
+  // gone): exact, and never negative, since no task finishes before it was spawned. A negative
+  // value means a task was finished twice or spawned without being counted.
+  std::int64_t settled() const noexcept {
+    const std::int64_t live = current();
+    SCHEDLAB_ASSERT(live >= 0, "live tasks never negative once every batch is flushed");
+    return live;
+  }
   std::uint64_t peak() const noexcept {
     const std::int64_t p = peak_.load(std::memory_order_relaxed);
     return p > 0 ? static_cast<std::uint64_t>(p) : 0;

@@ -2,9 +2,9 @@
 //
 // A Task is one spawned unit of work. Every backend runs the same Task type: the API layer
 // (api.hpp) allocates it with the user's callable and a result slot, and the scheduler decides
-// where and when `invoke` runs. The fiber runtimes (fair, central, steal-half) use the fields
-// below the "fiber runtimes" line; tbb and os-threads keep their own per-task object in
-// `backend`; serial needs none of them.
+// where and when its body runs (run_body, exactly once). The fiber runtimes (fair, central,
+// steal-half) use the fields below the "fiber runtimes" line; tbb and os-threads keep their own
+// per-task object in `backend`; serial needs none of them.
 //
 // Lifetime, without reference counting: a task spawned with spawn() is freed by its JoinHandle
 // after the join; a task spawned into a WaitGroup is freed by whoever finishes it. In both cases
@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+
+#include "assert.hpp"
 
 namespace schedlab {
 
@@ -45,12 +47,22 @@ struct GroupState {
 
 struct Task {
   // Runs the body; stores its result or exception in the task (or, for a group task, the
-  // exception in the group). Never throws.
+  // exception in the group). Never throws. Backends call run_body(), not this.
   void (*invoke)(Task&) noexcept = nullptr;
   // Destroys and frees the task.
   void (*destroy)(Task&) noexcept = nullptr;
   // Non-null: spawned into this WaitGroup; nobody holds a handle, the finisher frees it.
   GroupState* group = nullptr;
+
+  // Every backend starts a body here, so the one rule they all share is checked in one place: a
+  // task that is queued twice, or resumed as if it were new, would run its body a second time.
+  void run_body() noexcept {
+#if SCHEDLAB_ASSERTIONS
+    SCHEDLAB_ASSERT(!body_started_, "a task's body is started exactly once");
+    body_started_ = true;
+#endif
+    invoke(*this);
+  }
 
   // ---- fiber runtimes -------------------------------------------------------------------
   // Sentinel stored in `completion` once the task has finished.
@@ -68,6 +80,11 @@ struct Task {
 
   // ---- other backends ---------------------------------------------------------------------
   void* backend = nullptr;
+
+#if SCHEDLAB_ASSERTIONS
+ private:
+  bool body_started_ = false;  // checked builds only: Release tasks keep their size class
+#endif
 };
 
 }  // namespace schedlab

@@ -1,0 +1,86 @@
+// Parker: the single permit every worker sleeps on. A wake-up that comes before the sleep is
+// kept, a sleeping thread is woken, and wake-ups do not pile up into several sleeps' worth.
+//
+// "Asleep" is read from the kernel, not guessed from elapsed time: a thread blocked in park() is
+// inside futex(2), which /proc/self/task/TID/syscall names while it waits.
+#include "parker.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace schedlab {
+namespace {
+
+// The number of the system call thread `tid` of this process is blocked in, -1 if none.
+long blocked_in(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  std::string first;
+  if (!(in >> first) || first == "running") return -1;
+  return std::stol(first);
+}
+
+// Waits until thread `tid` sleeps in futex(2) (true), or `woke` is set first (false).
+bool sleeps_before(pid_t tid, const std::atomic<bool>& woke) {
+  for (;;) {
+    if (woke.load()) return false;
+    if (blocked_in(tid) == SYS_futex) return true;
+    std::this_thread::yield();
+  }
+}
+
+pid_t this_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+TEST(Parker, PermitGivenBeforeParkIsNotLost) {
+  Parker p;
+  std::thread waker([&] { p.unpark(); });
+  waker.join();
+  p.park();  // returns at once: the permit was waiting
+  SUCCEED();
+}
+
+TEST(Parker, UnparkWakesAParkedThread) {
+  Parker p;
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    tid.store(this_tid());
+    p.park();
+    woke.store(true);
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  EXPECT_TRUE(sleeps_before(tid.load(), woke)) << "park() returned without a permit";
+  p.unpark();
+  sleeper.join();
+  EXPECT_TRUE(woke.load());
+}
+
+TEST(Parker, PermitsDoNotAccumulate) {
+  Parker p;
+  p.unpark();
+  p.unpark();  // still one permit
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> first_park_returned{false};
+  std::atomic<bool> second_park_returned{false};
+  std::thread sleeper([&] {
+    tid.store(this_tid());
+    p.park();  // takes the permit
+    first_park_returned.store(true);
+    p.park();  // nothing left: sleeps
+    second_park_returned.store(true);
+  });
+  while (!first_park_returned.load()) std::this_thread::yield();
+  EXPECT_TRUE(sleeps_before(tid.load(), second_park_returned))
+      << "two unparks let two parks through";
+  p.unpark();
+  sleeper.join();
+  EXPECT_TRUE(second_park_returned.load());
+}
+
+}  // namespace
+}  // namespace schedlab
