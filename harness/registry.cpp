@@ -60,6 +60,7 @@ constexpr Word<bool> kOnOff[] = {{true, "on"}, {false, "off"}};
 constexpr Word<LocalOrder> kLocalOrders[] = {{LocalOrder::lifo, "lifo"}, {LocalOrder::fifo, "fifo"}};
 constexpr Word<StealAmount> kStealAmounts[] = {
     {StealAmount::half, "half"}, {StealAmount::one, "one"}, {StealAmount::all, "all"}};
+constexpr Word<bool> kRunnextTicks[] = {{true, "inherit"}, {false, "count"}};
 
 template <class Value, std::size_t N>
 ParamSpec choice(std::string name, const Word<Value> (&words)[N], Value def, std::string help) {
@@ -102,107 +103,128 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
 // The default --max-threads must admit every --threads the harness accepts.
 static_assert(StealHalfConfig{}.max_threads >= kMaxThreads);
 
-std::vector<SchedulerEntry> build_schedulers() {
-  std::vector<SchedulerEntry> r;
+SchedulerEntry fair_entry() {
+  SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", fiber_params(), {}};
+  e.params.push_back(choice("local-order", kLocalOrders, FairConfig{}.order,
+                            "which end of its own queue a processor runs first"));
+  e.make = [](unsigned threads, const ParamValues& p) {
+    FairConfig c;
+    c.order = chosen(p, "local-order", kLocalOrders);
+    return make_fair(runtime_config(threads, p), c);
+  };
+  return e;
+}
 
-  {
-    SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", fiber_params(), {}};
-    e.params.push_back(choice("local-order", kLocalOrders, FairConfig{}.order,
-                              "which end of its own queue a processor runs first"));
-    e.make = [](unsigned threads, const ParamValues& p) {
-      FairConfig c;
-      c.order = chosen(p, "local-order", kLocalOrders);
-      return make_fair(runtime_config(threads, p), c);
-    };
-    r.push_back(std::move(e));
+SchedulerEntry central_entry() {
+  SchedulerEntry e{"central", "one queue behind one mutex (FIFO; --order lifo: a stack), idle workers on a condition variable", fiber_params(), {}};
+  e.params.push_back(choice("order", kLocalOrders, CentralConfig{}.order,
+                            "the queue's order: fifo (the seeds' central queue) or lifo (a stack, to separate order from centralisation)"));
+  e.make = [](unsigned threads, const ParamValues& p) {
+    CentralConfig c;
+    c.order = chosen(p, "order", kLocalOrders);
+    return make_central(runtime_config(threads, p), c);
+  };
+  return e;
+}
+
+// The StealHalfConfig a resolved parameter set asks for. Throws ParamError for a combination
+// the single values do not show (a capacity that is not a power of two, too few max-threads).
+StealHalfConfig steal_half_config(unsigned threads, const ParamValues& p) {
+  StealHalfConfig c;
+  c.max_threads = static_cast<unsigned>(param_int(p, "max-threads"));
+  if (c.max_threads < threads) {
+    throw ParamError("--max-threads " + std::to_string(c.max_threads) + " is below --threads " +
+                     std::to_string(threads) + "; use --max-threads >= --threads");
   }
-  {
-    SchedulerEntry e{"central", "one FIFO queue behind one mutex, idle workers on a condition variable", fiber_params(), {}};
-    e.make = [](unsigned threads, const ParamValues& p) {
-      return make_central(runtime_config(threads, p));
-    };
-    r.push_back(std::move(e));
+  try {
+    c.capacity = LocalRunQueue::validated(static_cast<std::uint32_t>(param_int(p, "capacity")));
+  } catch (const std::invalid_argument& e) {
+    throw ParamError(std::string("--capacity: ") + e.what());
   }
-  {
-    SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", fiber_params(), {}};
-    const StealHalfConfig defaults;
-    e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
-                               LocalRunQueue::kMaxCapacity,
-                               "local run queue slots, a power of two (Go: 256)"));
-    e.params.push_back(choice("steal-amount", kStealAmounts, defaults.steal,
-                              "how much of a victim's queue a thief takes (Go: half, rounded up)"));
-    e.params.push_back(integer("global-check", defaults.global_check, 0, 1000000,
-                               "look at the global queue first every Nth schedule tick, 0 never (Go: 61)"));
-    e.params.push_back(choice("local-order", kLocalOrders, defaults.order,
-                              "which end of its own queue a processor runs first (seeds: lifo; Go's runq: fifo)"));
-    e.params.push_back(choice("runnext", kOnOff, defaults.runnext,
-                              "Go's runnext: the newest task waits in a one-slot, owner-only LIFO in front of the queue"));
-    e.params.push_back(choice("handoff", kOnOff, defaults.handoff,
-                              "hand the processor to another thread during blocking calls"));
-    e.params.push_back(integer("max-threads", defaults.max_threads, 1, kMaxThreads * 4,
-                               "upper bound on worker threads, counting those blocked in calls"));
-    e.make = [](unsigned threads, const ParamValues& p) {
-      StealHalfConfig c;
-      c.max_threads = static_cast<unsigned>(param_int(p, "max-threads"));
-      if (c.max_threads < threads) {
-        throw ParamError("--max-threads " + std::to_string(c.max_threads) + " is below --threads " +
-                         std::to_string(threads) + "; use --max-threads >= --threads");
-      }
-      try {
-        c.capacity = LocalRunQueue::validated(static_cast<std::uint32_t>(param_int(p, "capacity")));
-      } catch (const std::invalid_argument& e) {
-        throw ParamError(std::string("--capacity: ") + e.what());
-      }
-      c.steal = chosen(p, "steal-amount", kStealAmounts);
-      c.global_check = static_cast<std::uint32_t>(param_int(p, "global-check"));
-      c.order = chosen(p, "local-order", kLocalOrders);
-      c.handoff = chosen(p, "handoff", kOnOff);
-      c.runnext = chosen(p, "runnext", kOnOff);
-      return make_steal_half(runtime_config(threads, p), c);
-    };
-    r.push_back(std::move(e));
-  }
+  c.steal = chosen(p, "steal-amount", kStealAmounts);
+  c.global_check = static_cast<std::uint32_t>(param_int(p, "global-check"));
+  c.order = chosen(p, "local-order", kLocalOrders);
+  c.handoff = chosen(p, "handoff", kOnOff);
+  c.runnext = chosen(p, "runnext", kOnOff);
+  c.runnext_inherits_tick = chosen(p, "runnext-tick", kRunnextTicks);
+  c.spinning = chosen(p, "spinning", kOnOff);
+  return c;
+}
+
+SchedulerEntry steal_half_entry() {
+  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", fiber_params(), {}};
+  const StealHalfConfig defaults;
+  e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
+                             LocalRunQueue::kMaxCapacity,
+                             "local run queue slots, a power of two (Go: 256)"));
+  e.params.push_back(choice("steal-amount", kStealAmounts, defaults.steal,
+                            "how much of a victim's queue a thief takes (Go: half, rounded up)"));
+  e.params.push_back(integer("global-check", defaults.global_check, 0, 1000000,
+                             "look at the global queue first every Nth schedule tick, 0 never (Go: 61)"));
+  e.params.push_back(choice("local-order", kLocalOrders, defaults.order,
+                            "which end of its own queue a processor runs first (seeds: lifo; Go's runq: fifo)"));
+  e.params.push_back(choice("runnext", kOnOff, defaults.runnext,
+                            "Go's runnext: the newest task waits in a one-slot, owner-only LIFO in front of the queue"));
+  e.params.push_back(choice("runnext-tick", kRunnextTicks, defaults.runnext_inherits_tick,
+                            "a task taken from runnext inherits the tick of its readier and does not count towards "
+                            "the 1-in-N global check (Go's inheritTime), or counts like any other"));
+  e.params.push_back(choice("spinning", kOnOff, defaults.spinning,
+                            "idle threads spin before parking and a new task wakes a thread only if none spins (Go); "
+                            "off: park at once, and every new task wakes one"));
+  e.params.push_back(choice("handoff", kOnOff, defaults.handoff,
+                            "hand the processor to another thread during blocking calls"));
+  e.params.push_back(integer("max-threads", defaults.max_threads, 1, kMaxThreads * 4,
+                             "upper bound on worker threads, counting those blocked in calls"));
+  e.make = [](unsigned threads, const ParamValues& p) {
+    return make_steal_half(runtime_config(threads, p), steal_half_config(threads, p));
+  };
+  return e;
+}
+
+SchedulerEntry os_threads_entry() {
+  // --threads pins every task thread to the first N allowed CPUs (affinity=on); it does not
+  // limit how many threads run: the kernel schedules them all (os_threads.cpp).
+  const OsThreadsConfig defaults;
+  SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)",
+                   stack_params(defaults.stack_size, defaults.stack_guard), {}};
+  e.params.push_back(integer("max-live-threads", static_cast<std::int64_t>(defaults.max_live_threads), 1, 1000000,
+                             "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
+  e.params.push_back(choice("affinity", kOnOff, defaults.affinity,
+                            "pin task threads to the first --threads CPUs (off: the kernel may use all)"));
+  e.make = [](unsigned threads, const ParamValues& p) {
+    OsThreadsConfig c;
+    c.threads = threads;
+    c.stack_size = static_cast<std::size_t>(param_int(p, "stack-size"));
+    c.stack_guard = chosen(p, "stack-guard", kOnOff);
+    c.max_live_threads = static_cast<std::uint64_t>(param_int(p, "max-live-threads"));
+    c.affinity = chosen(p, "affinity", kOnOff);
+    return make_os_threads(c);
+  };
+  return e;
+}
+
+// A label only, for the A/A control that measures a run's noise floor: the same configuration
+// twice (--replica a,b) in the same blocks. Every scheduler takes it; it changes nothing.
+ParamSpec replica_param() {
+  return choice("replica", "a", {"a", "b"},
+                "a label: two replicas of one configuration in the same repetitions are the A/A "
+                "control whose time ratio is the run's noise floor");
+}
+
+std::vector<SchedulerEntry> build_schedulers() {
+  std::vector<SchedulerEntry> r{fair_entry(), central_entry(), steal_half_entry()};
 #if SCHEDLAB_WITH_TBB
-  {
-    SchedulerEntry e{"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {}, {}};
-    e.make = [](unsigned threads, const ParamValues&) { return make_tbb(threads); };
-    r.push_back(std::move(e));
-  }
+  r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {},
+               [](unsigned threads, const ParamValues&) { return make_tbb(threads); }});
 #endif
-  {
-    SchedulerEntry e{"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {}, {}};
-    e.make = [](unsigned, const ParamValues&) { return make_serial(); };
-    e.single_threaded = true;
-    r.push_back(std::move(e));
-  }
-  {
-    // --threads pins every task thread to the first N allowed CPUs (affinity=on); it does not
-    // limit how many threads run: the kernel schedules them all (os_threads.cpp).
-    const OsThreadsConfig defaults;
-    SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)",
-                     stack_params(defaults.stack_size, defaults.stack_guard), {}};
-    e.params.push_back(integer("max-live-threads", static_cast<std::int64_t>(defaults.max_live_threads), 1, 1000000,
-                               "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
-    e.params.push_back(choice("affinity", kOnOff, defaults.affinity,
-                              "pin task threads to the first --threads CPUs (off: the kernel may use all)"));
-    e.make = [](unsigned threads, const ParamValues& p) {
-      OsThreadsConfig c;
-      c.threads = threads;
-      c.stack_size = static_cast<std::size_t>(param_int(p, "stack-size"));
-      c.stack_guard = chosen(p, "stack-guard", kOnOff);
-      c.max_live_threads = static_cast<std::uint64_t>(param_int(p, "max-live-threads"));
-      c.affinity = chosen(p, "affinity", kOnOff);
-      return make_os_threads(c);
-    };
-    r.push_back(std::move(e));
-  }
-  {
-    // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
-    // --threads. Only fib-go, fib, loops and iomix have Go twins.
-    SchedulerEntry e{"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads", {}, {}};
-    e.external = true;
-    r.push_back(std::move(e));
-  }
+  r.push_back({"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {},
+               [](unsigned, const ParamValues&) { return make_serial(); }, /*single_threaded=*/true});
+  r.push_back(os_threads_entry());
+  // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
+  // --threads. Only fib-go, fib, loops and iomix have Go twins.
+  r.push_back({"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads",
+               {}, {}, /*single_threaded=*/false, /*external=*/true});
+  for (SchedulerEntry& e : r) e.params.push_back(replica_param());
   return r;
 }
 
@@ -231,14 +253,20 @@ std::vector<WorkloadEntry> build_workloads() {
     s.csv_column = "task_count";
     return s;
   };
+  const LoopsParams loops;
   r.push_back({"loops", "one parent spawns --tasks increment loops of --iters each and waits on a wait group",
-               {task_count(2000, 10000000, "loop tasks the parent spawns"),
-                integer("iters", 1000000, 0, std::int64_t{1} << 40, "increments per task (before skew)"),
-                choice("skew", "uniform", {"uniform", "one-long", "heavy-tail"},
-                       "task lengths: all equal; task 0 as long as half of all the others; Pareto(1.5) with mean ~iters"),
-                integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max(), "seed of the heavy-tail lengths")},
+               {task_count(static_cast<std::int64_t>(loops.tasks), 10000000, "loop tasks the parent spawns"),
+                integer("iters", static_cast<std::int64_t>(loops.iters), 0, std::int64_t{1} << 40,
+                        "increments per task (before skew)"),
+                choice("skew", loops.skew, {"uniform", "one-long", "heavy-tail"},
+                       "task lengths: all equal; one task as long as half of the uniform total; Pareto(1.5) with mean ~iters"),
+                choice("long-at", loops.long_at, {"first", "last", "random"},
+                       "one-long: the long task is spawned first, last, or at a position drawn from --seed"),
+                integer("seed", static_cast<std::int64_t>(loops.seed), 0, std::numeric_limits<std::int64_t>::max(),
+                        "seed of the heavy-tail lengths and of one-long's random position")},
                [u64](const ParamValues& p) {
-                 return make_loops(LoopsParams{u64(p, "tasks"), u64(p, "iters"), param_str(p, "skew"), u64(p, "seed")});
+                 return make_loops(LoopsParams{u64(p, "tasks"), u64(p, "iters"), param_str(p, "skew"), u64(p, "seed"),
+                                               param_str(p, "long-at")});
                }});
   r.push_back({"iomix", "--tasks tasks of --iters increments, each reading files at its midpoint through blocking()",
                {task_count(20, 1000000, "tasks, each computing and reading"),

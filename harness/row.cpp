@@ -43,6 +43,11 @@ void identification(std::vector<Column>& s) {
                [](const RowContext& r) { return std::to_string(r.c.threads); }});
   s.push_back({"rep", T::integer, "", "id", "repetition, from 0", kNeverEmpty,
                [](const RowContext& r) { return std::to_string(r.rep); }});
+  s.push_back({"block", T::integer, "", "id",
+               "the block, from 0: the cases of one workload configuration, measured together with "
+               "repetition i of each in a shuffled order before repetition i+1 of any; rows with the "
+               "same run_id, block and rep ran back to back",
+               kNeverEmpty, [](const RowContext& r) { return std::to_string(r.block); }});
   s.push_back({"scheduler_params", T::text, "", "id", "every scheduler parameter, `name=value`",
                "the scheduler has no parameters",
                [](const RowContext& r) { return describe(r.c.scheduler->params, r.c.scheduler_params); }});

@@ -130,6 +130,7 @@ struct RunState {
   SchedTracer& schedtrace;
   ChromeTrace* timeline;
   std::size_t done = 0;  // repetitions measured so far
+  unsigned block = 0;    // the block being measured
   std::vector<CaseResult> results;
   std::mt19937_64 order;  // shuffles each repetition's cases (seeded by request.order_seed)
 };
@@ -152,7 +153,7 @@ void measure_one(LiveCase& l, Workload& workload, unsigned rep, RunState& run) {
   run.progress.update(run.done, c.label() + " rep " + std::to_string(rep + 1) + "/" + std::to_string(run.request.reps));
   run.sidecar.arm_crash_report(c.label(), run.csv.rows());
   const Measurement m = l.subject->measure(workload, /*traced=*/rep == 0);
-  run.csv.write_row(row_cells(RowContext{run.sidecar.run_id(), run.request.preset, c, rep, m}));
+  run.csv.write_row(row_cells(RowContext{run.sidecar.run_id(), run.request.preset, c, run.block, rep, m}));
   l.result.wall_ns.push_back(m.wall_ns);
   l.result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
   ++run.done;
@@ -203,7 +204,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
   SchedTracer schedtrace(r.schedtrace_ms);
   std::unique_ptr<ChromeTrace> timeline;
   if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
-  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), 0, {}, std::mt19937_64(r.order_seed)};
+  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), 0, 0, {}, std::mt19937_64(r.order_seed)};
 
   RunOutcome outcome;
   try {
@@ -217,6 +218,7 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWrite
         outcome.status = RunStatus::interrupted;
         break;
       }
+      ++run.block;
       first = last;
     }
     if (timeline && outcome.status == RunStatus::complete) {

@@ -218,6 +218,44 @@ TEST(LiveTaskGauge, PeakIsExactWithOneWorker) {
   }
 }
 
+// central --order lifo is a stack: at one worker it runs the tree depth first, so its peak of
+// live tasks is about twice the depth, where FIFO keeps nearly the whole tree alive. One worker:
+// the order of execution, and so both peaks, are deterministic.
+TEST(CentralOrder, LifoRunsTheTreeDepthFirstFifoKeepsItAlive) {
+  constexpr int kN = 16;
+  std::uint64_t peak[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    auto s = make_scheduler("central", 1, {{"order", i == 0 ? "fifo" : "lifo"}});
+    std::uint64_t got = 0;
+    s->run([&] { got = fib_go(kN, 0); });
+    EXPECT_EQ(got, fib_reference(kN));
+    peak[i] = s->counters()[Counter::peak_live_tasks];
+  }
+  EXPECT_LE(peak[1], 2u * kN + 2) << "lifo";
+  EXPECT_GE(peak[0], fib_tasks(FibShape::go, kN, 0) / 4) << "fifo";
+}
+
+// --spinning off: no M ever counts as spinning, and the runs stay exact; with spinning on, the
+// second P's thread spins when it is woken for new work.
+TEST(StealHalfSpinning, OffNeverSpinsOnSpins) {
+  constexpr int kN = 18;
+  for (const char* spinning : {"off", "on"}) {
+    auto s = make_scheduler("steal-half", 2, {{"spinning", spinning}});
+    for (int run = 0; run < 5; ++run) {
+      std::uint64_t got = 0;
+      s->run([&] { got = fib_go(kN, 0); });
+      ASSERT_EQ(got, fib_reference(kN)) << spinning;
+    }
+    const CounterSet k = s->counters();
+    EXPECT_EQ(k[Counter::tasks_executed], 5 * (fib_tasks(FibShape::go, kN, 0) + 1)) << spinning;
+    if (std::string(spinning) == "off") {
+      EXPECT_EQ(k[Counter::spinning_ns], 0u);
+    } else {
+      EXPECT_GT(k[Counter::spinning_ns], 0u);
+    }
+  }
+}
+
 TEST(TaskApi, RefusesUseOutsideARun) {
   EXPECT_THROW(spawn([] { return 1; }), std::logic_error);
 }

@@ -8,6 +8,11 @@
 // the tree is alive at once (peak_live_tasks and stacks_allocated show it).
 //
 // Idle workers sleep on one condition variable; a push wakes one sleeper if there is one.
+//
+// --order lifo turns the queue into a stack (push and pop at the front). It keeps the lock,
+// the shared cache line and the migrations, and drops the breadth-first order: the claims
+// compare central lifo with steal-half to see centralisation alone, and central fifo with
+// central lifo at one thread to see order alone.
 #include "central.hpp"
 
 #include <atomic>
@@ -22,6 +27,8 @@ namespace {
 
 class CentralPolicy final : public Policy {
  public:
+  explicit CentralPolicy(CentralConfig config) : config_(config) {}
+
   void on_worker_added(Worker& w) override { w.proc = w.index(); }
 
   void submit_new(Task& t, Worker* from) override { push(t, from); }
@@ -65,7 +72,11 @@ class CentralPolicy final : public Policy {
     bool wake;
     {
       std::lock_guard lock(mutex_);
-      queue_.push_back(t);
+      if (config_.order == LocalOrder::fifo) {
+        queue_.push_back(t);
+      } else {
+        queue_.push_front(t);
+      }
       wake = sleepers_ > 0;
     }
     if (from != nullptr) {
@@ -79,6 +90,7 @@ class CentralPolicy final : public Policy {
     }
   }
 
+  const CentralConfig config_;
   mutable std::mutex mutex_;  // mutable: describe() reads the queue length under it
   std::condition_variable wakeup_;
   TaskList queue_;  // guarded by mutex_
@@ -89,8 +101,8 @@ class CentralPolicy final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_central(const RuntimeConfig& config) {
-  return std::make_unique<FiberRuntime>(std::make_unique<CentralPolicy>(), config);
+std::unique_ptr<Scheduler> make_central(const RuntimeConfig& runtime, const CentralConfig& config) {
+  return std::make_unique<FiberRuntime>(std::make_unique<CentralPolicy>(config), runtime);
 }
 
 }  // namespace schedlab

@@ -67,8 +67,18 @@
 //     hidden from thieves, every older one is not. --runnext=off gives the plain queue.
 //   - No network poller, no timers, no GC, no preemption: schedlab has none of them. Without
 //     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
-//     running before the older tasks of the same P; thieves, and the global check for the
-//     global queue, are what get the rest run.
+//     running before the older tasks of the same P; thieves are what get the rest run. The
+//     1-in-61 global check counts schedule ticks, and, as in Go, a task taken from runnext
+//     inherits its readier's tick (inheritTime): a runnext ping-pong never ticks. Go relies on
+//     sysmon preempting that inherited time slice after 10 ms; schedlab cannot, so there the
+//     global queue waits for the ping-pong to end, while a ping-pong through the local queue
+//     (--runnext off, or a LIFO tail) ticks and is interrupted by the check.
+//     --runnext-tick count makes runnext pops tick too (the ablation; steal_half_test shows
+//     which mechanism feeds the global queue in each case).
+//
+// Spinning off (--spinning off, the ablation of the spinning claim): an M that finds no work
+// in its look at the queues and one round of steals parks at once, without joining nmspinning;
+// so nmspinning stays 0 and every new runnable task wakes a parked M while a P is idle.
 #include "steal_half.hpp"
 
 #include <algorithm>
@@ -164,15 +174,16 @@ class StealHalfPolicy final : public Policy {
     Processor* p = ms.p;
     if (p != nullptr && !ms.spinning && p->until_global_check != 0) [[likely]] {
       Task* t = p->runnext;
+      bool inherit = false;
       if (t != nullptr) {
         p->runnext = nullptr;
+        inherit = config_.runnext_inherits_tick;
       } else {
         t = p->runq.pop(config_.order);
       }
       if (t != nullptr) [[likely]] {
         w.stats.add(Counter::local_pops);
-        ++p->schedtick;
-        --p->until_global_check;
+        if (!inherit) tick(*p);
         return t;
       }
     }
@@ -183,13 +194,20 @@ class StealHalfPolicy final : public Policy {
     MState& ms = state(w);
     for (;;) {
       if (ms.p == nullptr && !stopm(w)) return nullptr;
-      Task* t = find_runnable(w);
+      bool inherit = false;
+      Task* t = find_runnable(w, &inherit);
       if (t == nullptr) continue;  // P given up; park on the next iteration
       if (ms.spinning) reset_spinning(w);
-      ++ms.p->schedtick;
-      --ms.p->until_global_check;
+      if (!inherit) tick(*ms.p);
       return t;
     }
+  }
+
+  // Go's schedtick, kept as a countdown to the next global-first look (a division by 61 per
+  // task would cost more than the rest of the fast path). Owner only.
+  static void tick(Processor& p) {
+    ++p.schedtick;
+    --p.until_global_check;
   }
 
   void shutdown() override {
@@ -327,8 +345,18 @@ class StealHalfPolicy final : public Policy {
     }
   }
 
-  // Start one spinning M on an idle P, unless someone else is already spinning.
+  // Start one spinning M on an idle P, unless someone else is already spinning. With spinning
+  // off, start a plain M on an idle P every time (nobody spins, so nobody else would look).
   [[gnu::noinline]] void wakep(Worker* from) {
+    if (!config_.spinning) {
+      Processor* p;
+      {
+        std::lock_guard lock(sched_mutex_);
+        p = pidleget_locked();
+      }
+      if (p != nullptr) startm(*p, /*spinning=*/false, from);
+      return;
+    }
     std::uint32_t zero = 0;
     if (!nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) return;
     Processor* p;
@@ -382,9 +410,10 @@ class StealHalfPolicy final : public Policy {
       startm(p, /*spinning=*/false, &from);
       return;
     }
-    // No work for p itself; if nobody is looking for work anywhere, let p's new M look.
+    // No work for p itself; if nobody is looking for work anywhere, let p's new M look (as a
+    // spinner: with spinning off nobody looks, and p just goes idle).
     std::uint32_t zero = 0;
-    if (npidle_.load(std::memory_order_seq_cst) == 0 &&
+    if (config_.spinning && npidle_.load(std::memory_order_seq_cst) == 0 &&
         nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
       from.stats.add(Counter::handoffs);
       startm(p, /*spinning=*/true, &from);
@@ -397,8 +426,9 @@ class StealHalfPolicy final : public Policy {
   // ---- where an M looks ------------------------------------------------------------------
 
   // Executed by w, holding a P. Returns a task, or nullptr after giving the P up (w is then
-  // listed idle and the caller parks it).
-  Task* find_runnable(Worker& w) {
+  // listed idle and the caller parks it). *inherit: the task came from runnext and inherits the
+  // time slice (it must not tick).
+  Task* find_runnable(Worker& w, bool* inherit) {
     MState& ms = state(w);
   top:
     Processor& p = *ms.p;
@@ -413,6 +443,7 @@ class StealHalfPolicy final : public Policy {
     }
     if (Task* t = p.runnext) {
       p.runnext = nullptr;
+      *inherit = config_.runnext_inherits_tick;
       w.stats.add(Counter::local_pops);
       return t;
     }
@@ -424,14 +455,17 @@ class StealHalfPolicy final : public Policy {
       std::lock_guard lock(sched_mutex_);
       if (Task* t = global_get_locked(w, p, 0)) return t;
     }
-    const std::uint32_t busy = nprocs_ - npidle_.load(std::memory_order_seq_cst);
-    if (ms.spinning || 2 * nmspinning_.load(std::memory_order_seq_cst) < busy) {
+    if (!config_.spinning) {
+      // One look at the other Ps, not counted as spinning, then park (spinning off).
+      if (Task* t = steal_work(w, p, 1)) return t;
+    } else if (const std::uint32_t busy = nprocs_ - npidle_.load(std::memory_order_seq_cst);
+               ms.spinning || 2 * nmspinning_.load(std::memory_order_seq_cst) < busy) {
       if (!ms.spinning) {
         ms.spinning = true;
         ms.spin_start = now_ns();
         nmspinning_.fetch_add(1, std::memory_order_seq_cst);
       }
-      if (Task* t = steal_work(w, p)) return t;
+      if (Task* t = steal_work(w, p, kStealPasses)) return t;
     }
     // Nothing anywhere: give up the P.
     {
@@ -467,9 +501,9 @@ class StealHalfPolicy final : public Policy {
     return false;
   }
 
-  // Executed by w holding p, with p's queue empty. Go's stealWork.
-  Task* steal_work(Worker& w, Processor& p) {
-    for (int pass = 0; pass < kStealPasses; ++pass) {
+  // Executed by w holding p, with p's queue empty. Go's stealWork, `passes` rounds.
+  Task* steal_work(Worker& w, Processor& p, int passes) {
+    for (int pass = 0; pass < passes; ++pass) {
       const std::uint32_t r = p.random();
       std::uint32_t pos = r % nprocs_;
       const std::uint32_t stride = coprimes_[(r / nprocs_) % coprimes_.size()];

@@ -21,6 +21,14 @@ struct StealHalfConfig {
   LocalOrder order = LocalOrder::lifo;    // which end the owner pops
   bool handoff = true;                    // hand the P to another thread around blocking calls
   bool runnext = true;                    // a one-slot owner-only LIFO in front of the queue (Go)
+  // A task taken from runnext inherits the time slice of the task that readied it and does not
+  // advance the schedule tick (Go's inheritTime in runqget/execute). false: every task ticks,
+  // as schedlab counted before (an ablation).
+  bool runnext_inherits_tick = true;
+  // Idle Ms spin (look for work holding a P, counted in nmspinning) before they park, and a new
+  // task wakes an M only if none spins (Go). false: an M that finds no work in one look parks
+  // at once, and every new task wakes a parked M while a P is idle (the ablation of the claim).
+  bool spinning = true;
   unsigned max_threads = 1024;            // Ms at most, counting those blocked in calls and spares
 };
 

@@ -41,10 +41,16 @@ TEST(StealHalf, FullLocalQueueMovesHalfToTheGlobalQueue) {
 }
 
 // Go's scenario: a task comes back from a blocking call to find its P taken by another thread,
-// so it waits in the global queue, while on the only P two tasks keep respawning each other
-// through runnext. Every 61st schedule tick the P looks at the global queue first, so the
-// returning task runs within about 61 hops. With the check disabled it starves until the
-// ping-pong gives up.
+// so it waits in the global queue, while on the only P two tasks keep respawning each other.
+// What gets the waiting task run depends on how the schedule tick is counted:
+//   - the successor goes through the local queue (--runnext off): every pop ticks, and every
+//     61st tick the P looks at the global queue first, so it runs within about 61 hops;
+//   - the successor goes through runnext and, as in Go (inheritTime), inherits its readier's
+//     tick: the ping-pong never ticks and the global check never comes. Go gets the task run
+//     because sysmon preempts a time slice older than 10 ms; schedlab has no preemption, so the
+//     task waits until the ping-pong gives up;
+//   - runnext pops counted like any other (--runnext-tick count, the ablation): the check again;
+//   - the check off (global-check 0): it starves whatever the counting (the control case).
 struct PingPong {
   static constexpr long kGiveUp = 3'000'000;
   std::atomic<long> hops{0};
@@ -67,17 +73,14 @@ void hop(WaitGroup& wg, PingPong& st) {
   wg.go([&wg, &st] { hop(wg, st); });
 }
 
-void run_ping_pong_against_a_returning_task(std::uint32_t global_check, PingPong& st,
-                                            CounterSet* counters) {
-  StealHalfConfig c;
-  c.global_check = global_check;
+void run_ping_pong_against_a_returning_task(StealHalfConfig c, PingPong& st, CounterSet* counters) {
   c.max_threads = kOnePMaxThreads;
   auto s = make_steal_half(one_p(), c);
   st.sched = s.get();
   s->run([&] {
     WaitGroup wg;
     wg.go([&] {
-      wg.go([&] { hop(wg, st); });  // starts the ping-pong on this P (runnext)
+      wg.go([&] { hop(wg, st); });  // starts the ping-pong on this P
       blocking([&] {
         // The P is handed to a new thread, which runs the ping-pong meanwhile.
         while (st.hops.load() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -92,30 +95,57 @@ void run_ping_pong_against_a_returning_task(std::uint32_t global_check, PingPong
   *counters = s->counters();
 }
 
-TEST(StealHalf, EverySixtyFirstTickLooksAtTheGlobalQueueFirst) {
+struct StarvationCase {
+  const char* name;
+  bool runnext;
+  bool runnext_inherits_tick;
+  std::uint32_t global_check;
+  const char* mechanism;  // what gets the returning task run (or why nothing does)
+  bool starves;
+};
+
+class GlobalQueueStarvation : public ::testing::TestWithParam<StarvationCase> {};
+
+TEST_P(GlobalQueueStarvation, SaysWhichMechanismRunsTheReturningTask) {
+  const StarvationCase& sc = GetParam();
+  StealHalfConfig c;
+  c.runnext = sc.runnext;
+  c.runnext_inherits_tick = sc.runnext_inherits_tick;
+  c.global_check = sc.global_check;
   PingPong st;
   CounterSet k;
-  run_ping_pong_against_a_returning_task(61, st, &k);
+  run_ping_pong_against_a_returning_task(c, st, &k);
   ASSERT_TRUE(st.returned_task_ran.load());
   ASSERT_GE(st.hops_at_return.load(), 1000);
+  EXPECT_GE(k[Counter::handoffs], 1u);
+  EXPECT_GE(k[Counter::threads_created], 2u) << "a second thread ran the P during the call";
+  if (sc.starves) {
+    EXPECT_GE(st.hops_when_ran.load(), PingPong::kGiveUp)
+        << sc.mechanism << ": the task should have waited for the ping-pong to give up";
+    return;
+  }
   // Counted from the first hop that found the task in the global queue, not from when the call
   // returned: the returning thread may be descheduled for a long time before it queues the task.
   // No hop saw it queued when the P's next schedule took it straight away.
   const long enqueued = st.hops_at_enqueue.load();
   const long waited = enqueued < 0 ? 0 : st.hops_when_ran.load() - enqueued;
-  EXPECT_LE(waited, 61) << "hops the returning task waited in the global queue";
-  EXPECT_GE(k[Counter::handoffs], 1u);
-  EXPECT_GE(k[Counter::threads_created], 2u) << "a second thread ran the P during the call";
+  EXPECT_LE(waited, static_cast<long>(sc.global_check)) << sc.mechanism << ": hops the task waited";
 }
 
-TEST(StealHalf, WithoutTheGlobalCheckTheReturningTaskStarves) {
-  PingPong st;
-  CounterSet k;
-  run_ping_pong_against_a_returning_task(0, st, &k);
-  ASSERT_GE(st.hops_at_return.load(), 1000);
-  EXPECT_GE(st.hops_when_ran.load(), PingPong::kGiveUp)
-      << "ran only once the ping-pong stopped: the control case shows the test can fail";
-}
+INSTANTIATE_TEST_SUITE_P(
+    StealHalf, GlobalQueueStarvation,
+    ::testing::Values(
+        StarvationCase{"LocalQueuePingPong", false, true, 61,
+                       "every pop from the local queue ticks; the 1-in-61 global check runs it", false},
+        StarvationCase{"RunnextPingPongInheritsTheTick", true, true, 61,
+                       "runnext pops inherit the tick (Go's inheritTime), so the check never comes; Go's "
+                       "sysmon would preempt the 10 ms slice, schedlab has no preemption",
+                       true},
+        StarvationCase{"RunnextPingPongCountingEveryPop", true, false, 61,
+                       "runnext pops counted (--runnext-tick count): the 1-in-61 global check runs it", false},
+        StarvationCase{"NoGlobalCheck", false, true, 0,
+                       "no global check (the control): nothing looks at the global queue", true}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // The first task to start holds its P until some task has run on another thread; the other 63
 // wait in that P's queues, so only a steal by the second P can release it. Deterministic under

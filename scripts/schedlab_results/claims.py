@@ -204,7 +204,10 @@ def _thread_choice(mode, counts):
 
 
 def _blocks(cfg):
-    return cfg.groupby(["source", "run_id", "rep"], sort=True)
+    """The blocks of a configuration's rows: the same run, block and repetition. CSVs written
+    before the `block` column have one block per configuration and repetition."""
+    keys = ["source", "run_id", "block", "rep"] if "block" in cfg else ["source", "run_id", "rep"]
+    return cfg.groupby(keys, sort=True)
 
 
 def _row(block, mask, threads):

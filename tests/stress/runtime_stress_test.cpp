@@ -356,8 +356,8 @@ std::vector<Case> all_cases() {
     }
   }
   // steal-half's variants: tiny queues (overflow all the time), Go's FIFO order without
-  // runnext, other steal amounts, no hand-off, the global check always and never, and no spare
-  // threads for hand-offs.
+  // runnext, other steal amounts, no hand-off, the global check always and never, no spare
+  // threads for hand-offs, no spinning (every new task wakes a thread), runnext pops counted.
   const std::vector<std::pair<std::string, ParamValues>> variants = {
       {"cap2", {{"capacity", "2"}}},
       {"cap2_fifo_norunnext", {{"capacity", "2"}, {"local-order", "fifo"}, {"runnext", "off"}}},
@@ -367,11 +367,15 @@ std::vector<Case> all_cases() {
       {"global_check_1_cap4", {{"global-check", "1"}, {"capacity", "4"}}},
       {"global_check_0", {{"global-check", "0"}}},
       {"max_threads_eq_threads", {{"max-threads", "="}}},  // "=": the thread count
+      {"no_spinning", {{"spinning", "off"}}},
+      {"no_spinning_cap2_no_handoff_spares", {{"spinning", "off"}, {"capacity", "2"}, {"max-threads", "="}}},
+      {"runnext_tick_count", {{"runnext-tick", "count"}}},
   };
   for (const auto& [label, params] : variants) {
     for (unsigned t : counts) cases.push_back({"steal-half", t, params, label});
   }
   for (unsigned t : counts) cases.push_back({"fair", t, {{"local-order", "fifo"}}, "fifo"});
+  for (unsigned t : counts) cases.push_back({"central", t, {{"order", "lifo"}}, "lifo"});
   return cases;
 }
 
