@@ -31,22 +31,19 @@ Usage process_usage() {
   return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
 }
 
-// The machine's CPU time from /proc/stat's first line, in clock ticks: busy (user, nice,
-// system, irq, softirq) and steal. Absent where /proc/stat cannot be read.
-struct CpuTicks {
-  double busy = 0, steal = 0;
-  bool steal_reported = false;
-};
-std::optional<CpuTicks> machine_ticks() {
+// The machine's busy (user, nice, system, irq, softirq) and steal ticks from /proc/stat's first
+// line; -1 for what cannot be read.
+void read_machine_ticks(MachineSample& s) {
   std::ifstream in("/proc/stat");
   std::string line;
-  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return std::nullopt;
+  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return;
   std::istringstream fields(line.substr(4));
   double v[8] = {};  // user nice system idle iowait irq softirq steal
   int n = 0;
   while (n < 8 && fields >> v[n]) ++n;
-  if (n < 7) return std::nullopt;
-  return CpuTicks{v[0] + v[1] + v[2] + v[5] + v[6], v[7], n == 8};
+  if (n < 7) return;
+  s.busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6];
+  if (n == 8) s.steal_ticks = v[7];
 }
 
 // This process and its waited-for children (the go-runtime program), user + system.
@@ -61,14 +58,18 @@ double own_cpu_ns() {
   return ns(self) + ns(children);
 }
 
-struct MachineSample {
-  std::optional<CpuTicks> ticks;
-  double own_ns = 0;
-  std::optional<double> loadavg_1m;
-};
+std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
 
 MachineSample sample_machine() {
-  MachineSample s{machine_ticks(), own_cpu_ns(), std::nullopt};
+  MachineSample s;
+  read_machine_ticks(s);
+  s.own_ns = own_cpu_ns();
+  s.steady_ns = static_cast<double>(steady_ns(std::chrono::steady_clock::now()));
   double load[1];
   if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
   return s;
@@ -77,21 +78,15 @@ MachineSample sample_machine() {
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
   MachineLoad m;
   m.loadavg_1m = before.loadavg_1m;
-  if (before.ticks && after.ticks) {
-    const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-    const double others = (after.ticks->busy - before.ticks->busy) * tick_ns - (after.own_ns - before.own_ns);
-    m.other_cpu_ns = others > 0 ? others : 0;  // tick resolution can put it slightly below
-    if (after.ticks->steal_reported) m.steal_ns = (after.ticks->steal - before.ticks->steal) * tick_ns;
-  }
+  if (before.busy_ticks < 0 || after.busy_ticks < 0) return m;
+  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double others = (after.busy_ticks - before.busy_ticks) * tick_ns - (after.own_ns - before.own_ns);
+  m.other_cpu_ns = others > 0 ? others : 0;  // tick rounding can put it slightly below
+  if (before.steal_ticks >= 0 && after.steal_ticks >= 0) m.steal_ns = (after.steal_ticks - before.steal_ticks) * tick_ns;
+  const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
+  m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
   return m;
 }
-
-std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-}
-
-}  // namespace
 
 unsigned usable_cpus() {
   cpu_set_t set;
@@ -102,9 +97,7 @@ unsigned usable_cpus() {
 }
 
 Measurement Subject::measure(Workload& w, bool traced) {
-  const MachineSample before = sample_machine();
   Measurement m = measure_run(w, traced);
-  m.machine = machine_load(before, sample_machine());
   m.work_span_ratio = w.work_span_ratio();
   return m;
 }

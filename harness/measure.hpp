@@ -13,9 +13,10 @@
 // A wrong result or a lost or duplicated task throws std::runtime_error naming the case, so no
 // row is ever written for a run that computed the wrong thing.
 //
-// Around every repetition the machine is sampled too (/proc/stat, the load average): what
-// other processes and the hypervisor took while it ran. A repetition during which other
-// processes used more than kNoisyShare of the machine is flagged, and the claims leave it out.
+// Around every repetition of a block the runner samples the machine too (/proc/stat, the load
+// average): what other processes and the hypervisor took while it ran. A repetition during
+// which other processes used more than kNoisyShare of the machine is flagged, and the claims
+// leave it out.
 #pragma once
 
 #include <cstdint>
@@ -35,19 +36,33 @@ class HwCounters;
 class SchedTracer;
 
 // A repetition is flagged noisy when other processes used more than this share of the machine's
-// CPU time during it (other_cpu_ns / (wall_ns x usable CPUs)). A tenth: enough to shift a
+// CPU time during it (other_cpu_ns / (its duration x usable CPUs)). A tenth: enough to shift a
 // comparison of two schedulers by more than the smallest effects the claims look for, and far
 // above what the harness's own helper threads use.
 inline constexpr double kNoisyShare = 0.10;
+// ... and at least this many clock ticks of it: /proc/stat counts in ticks (1/USER_HZ s, 10 ms
+// on common kernels) while this process's own time is exact, so their difference is off by up
+// to about a tick per CPU at each end of the window.
+inline constexpr double kNoisyMinTicks = 3;
 
-// What the machine was doing during a repetition, from /proc/stat and the load average.
-// /proc/stat counts in clock ticks (1/USER_HZ s, 10 ms on common kernels), so over a short
-// repetition these are coarse: they flag a busy machine, they do not time it.
+// What the machine was doing during one repetition of a block (every case of it once: the unit
+// of comparison), from /proc/stat and the load average.
 struct MachineLoad {
   std::optional<double> loadavg_1m;    // at the start
   std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
   std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
+  std::optional<bool> noisy;           // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
 };
+
+// The machine before a repetition, to be compared with after it by machine_load().
+struct MachineSample {
+  double busy_ticks = -1, steal_ticks = -1;  // /proc/stat; -1: not readable / not reported
+  double own_ns = 0;                         // this process and its waited-for children
+  double steady_ns = 0;
+  std::optional<double> loadavg_1m;
+};
+MachineSample sample_machine();
+MachineLoad machine_load(const MachineSample& before, const MachineSample& after);
 
 // What one repetition measured. An absent value is "not measured", never 0.
 struct Measurement {
@@ -58,7 +73,7 @@ struct Measurement {
   std::optional<double> cpu_ns;       // process user + system time during the run (getrusage)
   std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
-  MachineLoad machine;
+  MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
   // The workload's total work over its longest task: no schedule can speed it up more.
   std::optional<double> work_span_ratio;
 };
@@ -68,9 +83,8 @@ class Subject {
   virtual ~Subject() = default;
   // `runs` untimed runs before the repetitions (pools filled, caches warm).
   virtual void warm_up(Workload& w, unsigned runs) = 0;
-  // One measured repetition, checked, with the machine's load around it. `traced`: record a
-  // timeline of it, if tracing is on. Throws std::runtime_error for a wrong result, a task
-  // count mismatch or a failed run.
+  // One measured repetition, checked. `traced`: record a timeline of it, if tracing is on.
+  // Throws std::runtime_error for a wrong result, a task count mismatch or a failed run.
   Measurement measure(Workload& w, bool traced);
 
  protected:

@@ -135,23 +135,22 @@ void workload_facts(std::vector<Column>& s) {
 // quiet enough (measure.hpp, kNoisyShare); a case with more threads than CPUs is marked.
 void machine(std::vector<Column>& s) {
   using T = ColumnType;
-  s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the repetition",
+  s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the block's repetition",
                "the kernel does not report it", [](const RowContext& r) { return optional_cell(r.m.machine.loadavg_1m, 2); }});
   s.push_back({"other_cpu_ns", T::integer, "ns", "machine",
-               "CPU time other processes used during the repetition (/proc/stat busy time minus this "
-               "process and its children; /proc/stat counts 10 ms ticks, so short repetitions read coarse)",
+               "CPU time other processes used during the block's repetition (every case of the block once): "
+               "/proc/stat busy time minus this process and its children, at /proc/stat's 10 ms resolution",
                "/proc/stat cannot be read", [](const RowContext& r) { return optional_cell(r.m.machine.other_cpu_ns, 0); }});
   s.push_back({"steal_ns", T::integer, "ns", "machine",
-               "time the hypervisor gave this VM's CPUs to others during the repetition (/proc/stat steal)",
+               "time the hypervisor gave this VM's CPUs to others during the block's repetition (/proc/stat steal)",
                "the kernel reports no steal time", [](const RowContext& r) { return optional_cell(r.m.machine.steal_ns, 0); }});
   s.push_back({"noisy", T::integer, "", "machine",
                "1 when other processes used more than " + std::to_string(static_cast<int>(kNoisyShare * 100)) +
-                   "% of the machine's CPU time during the repetition (other_cpu_ns / (wall_ns x usable CPUs)); "
-                   "claims leave such repetitions out",
+                   "% of the machine's CPU time during the block's repetition (and at least " +
+                   std::to_string(static_cast<int>(kNoisyMinTicks)) +
+                   " clock ticks of it, above /proc/stat's rounding); claims leave such repetitions out",
                "other_cpu_ns is not measured", [](const RowContext& r) {
-                 if (!r.m.machine.other_cpu_ns) return std::string();
-                 const double share = *r.m.machine.other_cpu_ns / (r.m.wall_ns * usable_cpus());
-                 return std::string(share > kNoisyShare ? "1" : "0");
+                 return r.m.machine.noisy ? std::string(*r.m.machine.noisy ? "1" : "0") : std::string();
                }});
   s.push_back({"oversubscribed", T::integer, "", "machine",
                "1 when the case has more worker threads than CPUs this process may use; claims leave it out",

@@ -147,17 +147,50 @@ struct LiveCase {
   CaseResult result;
 };
 
-// One repetition of one case, written as one row.
-void measure_one(LiveCase& l, Workload& workload, unsigned rep, RunState& run) {
-  const Case& c = *l.c;
-  run.progress.update(run.done, c.label() + " rep " + std::to_string(rep + 1) + "/" + std::to_string(run.request.reps));
-  run.sidecar.arm_crash_report(c.label(), run.csv.rows());
-  const Measurement m = l.subject->measure(workload, /*traced=*/rep == 0);
-  run.csv.write_row(row_cells(RowContext{run.sidecar.run_id(), run.request.preset, c, run.block, rep, m}));
-  l.result.wall_ns.push_back(m.wall_ns);
-  l.result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
-  ++run.done;
-}
+// One repetition of a block: every case once, in the order given. Rows are written when the
+// repetition ends (or stops early), because the machine's load they carry is the whole
+// repetition's: the unit the claims compare within.
+class BlockRepetition {
+ public:
+  BlockRepetition(RunState& run, unsigned rep) : run_(run), rep_(rep), before_(sample_machine()) {}
+  // When a case failed or a stop came, the cases measured before it keep their rows; an error
+  // writing them is dropped here, the one already propagating says what went wrong first.
+  ~BlockRepetition() {
+    try {
+      write();
+    } catch (const std::exception&) {
+    }
+  }
+
+  void measure(LiveCase& l, Workload& workload) {
+    const Case& c = *l.c;
+    run_.progress.update(run_.done, c.label() + " rep " + std::to_string(rep_ + 1) + "/" +
+                                        std::to_string(run_.request.reps));
+    run_.sidecar.arm_crash_report(c.label(), run_.csv.rows());
+    measured_.emplace_back(&l, l.subject->measure(workload, /*traced=*/rep_ == 0));
+    ++run_.done;
+  }
+
+  // Writes the rows of the cases measured so far. Throws std::runtime_error if the CSV cannot be
+  // written.
+  void write() {
+    if (measured_.empty()) return;
+    const MachineLoad load = machine_load(before_, sample_machine());
+    for (auto& [l, m] : measured_) {
+      m.machine = load;
+      run_.csv.write_row(row_cells(RowContext{run_.sidecar.run_id(), run_.request.preset, *l->c, run_.block, rep_, m}));
+      l->result.wall_ns.push_back(m.wall_ns);
+      l->result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
+    }
+    measured_.clear();
+  }
+
+ private:
+  RunState& run_;
+  const unsigned rep_;
+  const MachineSample before_;
+  std::vector<std::pair<LiveCase*, Measurement>> measured_;
+};
 
 // The cases [first, last) share a workload and its parameters. Every case is built and warmed
 // up first; then repetition i of every case runs before repetition i+1 of any, in an order
@@ -188,10 +221,12 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
   for (LiveCase& l : block) order.push_back(&l);
   for (unsigned rep = 0; rep < run.request.reps; ++rep) {
     std::shuffle(order.begin(), order.end(), run.order);
+    BlockRepetition repetition(run, rep);
     for (LiveCase* l : order) {
       if (g_stop_requested.load()) return false;
-      measure_one(*l, *workload, rep, run);
+      repetition.measure(*l, *workload);
     }
+    repetition.write();
   }
   return true;
 }
