@@ -28,9 +28,10 @@ def run(tool, *args, env=None):
 
 
 def section(markdown, heading):
-    """The text under `## heading` up to the next heading of the same level."""
+    """The text under `## heading` up to the next heading of the same level, with the padding
+    tabulate aligns table columns with collapsed to one space ("| a   |" -> "| a |")."""
     match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown, re.M | re.S)
-    return match.group(1) if match else ""
+    return re.sub(r"(?<=\S) {2,}(?=\|)|(?<=\|) {2,}(?=\S)", " ", match.group(1)) if match else ""
 
 
 def table_rows(text):
@@ -91,8 +92,8 @@ class PlotFixtureTest(unittest.TestCase):
     def test_every_figure_is_a_valid_png_and_svg(self):
         pngs = sorted(self.out.glob("*.png"))
         names = {p.stem for p in pngs}
-        for expected in ("time_fib", "time_loops", "speedup_fib", "cache_switches", "traffic",
-                         "granularity", "iomix"):
+        for expected in ("time_fib", "time_loops", "speedup_fib", "switches", "traffic",
+                         "granularity", "iomix", "claims"):
             self.assertIn(expected, names)
         for png in pngs:
             data = png.read_bytes()
@@ -100,7 +101,11 @@ class PlotFixtureTest(unittest.TestCase):
             self.assertGreater(len(data), 1024, png.name)
             svg = png.with_suffix(".svg")
             self.assertGreater(svg.stat().st_size, 1024, svg.name)
-            self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), svg.name)
+            root = ElementTree.parse(svg).getroot()
+            self.assertTrue(root.tag.endswith("svg"), svg.name)
+            # Text stays text (svg.fonttype none), so a figure can be edited for a paper.
+            self.assertTrue(any(e.tag.endswith("text") for e in root.iter()), svg.name)
+            self.assertEqual(png.with_suffix(".pdf").read_bytes()[:5], b"%PDF-", png.name)
 
     def test_report_has_every_section_and_links_every_figure(self):
         for heading in ("## Machine", "## Counters", "## Figures", "## Claims",
