@@ -268,8 +268,9 @@ class PlotErrorTest(TempDirTest):
         result = run(PLOT, FIXTURE, "--out", self.tmp / "out", env=env)
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stderr.strip(),
-                         "scripts/plot: needs python3 with matplotlib and pandas; install: "
-                         "apt-get install python3-matplotlib python3-pandas python3-scipy")
+                         "scripts/plot: needs python3 with matplotlib, pandas, scipy and "
+                         "tabulate; install: apt-get install python3-matplotlib python3-pandas "
+                         "python3-scipy python3-tabulate")
 
 
 if __name__ == "__main__":
