@@ -1,5 +1,6 @@
 #include "chrome_trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -8,15 +9,19 @@
 namespace schedlab {
 
 void ChromeTrace::add_run(const std::string& label, const std::vector<WorkerTrace>& workers,
-                          std::uint64_t origin_ns, const std::string& note) {
-  if (origin_ns_ == 0) origin_ns_ = origin_ns;
+                          std::uint64_t begin_ns, std::uint64_t end_ns, const std::string& note) {
+  if (origin_ns_ == 0 && !workers.empty()) origin_ns_ = begin_ns;
   const int pid = static_cast<int>(processes_.size()) + 1;
   processes_.push_back(label);
   threads_.emplace_back();
   if (!note.empty()) notes_.push_back(label + ": " + note);
   for (const WorkerTrace& w : workers) {
     threads_.back().push_back(w.worker);
-    for (const TraceEvent& e : w.events) {
+    for (TraceEvent e : w.events) {
+      // Clip to the run; the file's times are then never before its origin (unsigned, so a
+      // slice that began earlier would otherwise wrap around to centuries).
+      e.begin_ns = std::clamp(e.begin_ns, begin_ns, end_ns);
+      e.end_ns = std::clamp(e.end_ns, e.begin_ns, end_ns);
       if (left_ == 0) {
         ++dropped_;
         continue;

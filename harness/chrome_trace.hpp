@@ -23,9 +23,11 @@ class ChromeTrace {
 
   // Events the next traced run may record (the rest of the budget).
   std::size_t budget() const noexcept { return left_; }
-  // Adds one traced run; `origin_ns` (steady clock) becomes time 0 of the file.
-  void add_run(const std::string& label, const std::vector<WorkerTrace>& workers, std::uint64_t origin_ns,
-               const std::string& note = "");
+  // Adds one traced run that lasted [begin_ns, end_ns] (steady clock); the first run's begin_ns
+  // becomes time 0 of the file. Slices are clipped to the run: a worker that parked before the
+  // run began shows parked from the run's start, not from its own.
+  void add_run(const std::string& label, const std::vector<WorkerTrace>& workers, std::uint64_t begin_ns,
+               std::uint64_t end_ns, const std::string& note = "");
   // Writes the file (FILE.tmp, then renamed). Throws std::runtime_error naming the file.
   void write() const;
   std::uint64_t dropped() const noexcept { return dropped_; }

@@ -142,7 +142,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   Scheduler& s = *scheduler_;
   ChromeTrace* timeline = traced ? watchers_.timeline : nullptr;
   if (timeline != nullptr && !s.trace_next_run(timeline->budget())) {
-    timeline->add_run(label_, {}, 0, "not traced: this backend does not expose its worker threads");
+    timeline->add_run(label_, {}, 0, 0, "not traced: this backend does not expose its worker threads");
     timeline = nullptr;
   }
   if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_);
@@ -164,7 +164,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
       if (value) m.events[column] = *value;
     }
   }
-  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0));
+  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0), steady_ns(t1));
   const Usage u1 = process_usage();
   if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
   m.counters = s.counters() - before;

@@ -84,6 +84,10 @@ names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e["ph"] 
 assert len({p for p, _ in names}) == 4, names  # one process per case
 assert any(n == "worker 1" for _, n in names)
 assert any(e["name"] == "task" and e["ph"] == "X" for e in trace["traceEvents"])
+# Times are from the first traced run's start: never negative, never centuries (a slice that
+# began before its run used to wrap around).
+spans = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in trace["traceEvents"] if e["ph"] != "M"]
+assert all(0 <= begin <= end < 600e6 for begin, end in spans), [s for s in spans if not 0 <= s[0] <= s[1] < 600e6][:3]
 PYEOF
 
 # SIGINT: completed rows kept, no partial line, sidecar says interrupted, exit 130.
