@@ -171,7 +171,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--preset", o.preset, "Run a named preset (see list) instead of a selection");
   run->add_option("--scheduler", o.schedulers, "Schedulers, comma-separated (see list)");
   run->add_option("--workload", o.workloads, "Workloads, comma-separated (see list)");
-  run->add_option("--threads", o.threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
+  run->add_option("--threads", o.threads,
+                  "Worker thread counts, comma-separated (GOMAXPROCS), or auto: 1, 2, 4, ... up to the usable CPUs")
+      ->capture_default_str();
   o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case");
   o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions");
   run->add_option("--counters", o.counters,
@@ -215,9 +217,8 @@ RunRequest selection_request(const RunOptions& o) {
   part.schedulers = split_list(o.schedulers);
   part.workloads = split_list(o.workloads);
   part.threads.clear();
-  for (const std::string& t : split_list(o.threads)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
-    part.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+  for (const std::string& item : split_list(o.threads)) {
+    for (unsigned t : thread_counts(item)) part.threads.push_back(t);
   }
   for (const auto& [name, text] : o.params) {
     if (!text.empty()) part.params[name] = split_list(text);

@@ -1,6 +1,5 @@
 #include "measure.hpp"
 
-#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "chrome_trace.hpp"
 #include "counters/hw_counters.hpp"
+#include "metadata.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {
@@ -86,14 +86,6 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
   const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
   m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
   return m;
-}
-
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<unsigned>(n) : 1;
 }
 
 Measurement Subject::measure(Workload& w, bool traced) {

@@ -92,8 +92,7 @@ class Subject {
   virtual Measurement measure_run(Workload& w, bool traced) = 0;
 };
 
-// CPUs this process may run on (its affinity mask), at least 1.
-unsigned usable_cpus();
+
 
 // What watches an in-process run besides the clock; each may be null.
 struct Watchers {

@@ -1,5 +1,6 @@
 #include "metadata.hpp"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -66,6 +67,14 @@ std::size_t cache_size_bytes(int level) {
   return 0;
 }
 
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
 std::string utc_timestamp() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
 std::string compact_timestamp() { return format_time("%Y%m%d-%H%M%S"); }
 
@@ -81,6 +90,7 @@ nlohmann::json machine_info() {
   uname(&u);
   m["cpu_model"] = cpu_model();
   m["logical_cpus"] = std::thread::hardware_concurrency();
+  m["usable_cpus"] = usable_cpus();
   m["cache_bytes"] = {{"l1d", cache_size_bytes(1)}, {"l2", cache_size_bytes(2)}, {"l3", cache_size_bytes(3)}};
   m["kernel"] = std::string(u.sysname) + " " + u.release;
   m["host"] = host_name();

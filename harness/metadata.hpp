@@ -15,6 +15,9 @@ namespace schedlab {
 // Facts about this machine and this build.
 nlohmann::json machine_info();
 
+// CPUs this process may run on (its affinity mask, as taskset sets it), at least 1.
+unsigned usable_cpus();
+
 // Size in bytes of the unified or data cache at `level` (1, 2, 3) of CPU 0, from sysfs; 0 when
 // the kernel does not say.
 std::size_t cache_size_bytes(int level);

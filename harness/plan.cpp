@@ -1,10 +1,12 @@
 #include "plan.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
 
 #include "go_reference.hpp"
+#include "metadata.hpp"
 
 namespace schedlab {
 namespace {
@@ -100,9 +102,13 @@ std::vector<Case> plan_part(const RunPart& r) {
       } catch (const std::invalid_argument& e) {
         throw ParamError(e.what());
       }
+      std::vector<unsigned> threads;  // each count once, in the order given ("auto,1" has 1 twice)
       for (unsigned t : r.threads) {
+        if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
+      }
+      for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
-          if (s->single_threaded && t != r.threads.front()) continue;
+          if (s->single_threaded && t != threads.front()) continue;
           if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
@@ -134,6 +140,24 @@ std::string Case::variant() const {
     if (v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
   }
   return label;
+}
+
+std::vector<unsigned> auto_thread_counts() {
+  const unsigned cpus = std::min(usable_cpus(), kMaxThreads);
+  std::vector<unsigned> out;
+  for (unsigned t = 1; t < cpus; t *= 2) out.push_back(t);
+  out.push_back(cpus);
+  return out;
+}
+
+std::vector<unsigned> thread_counts(const std::string& item) {
+  if (item == "auto") return auto_thread_counts();
+  const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+  try {
+    return {static_cast<unsigned>(std::stoul(spec.canonical(item)))};
+  } catch (const ParamError& e) {
+    throw ParamError(std::string(e.what()) + ", or auto (1, 2, 4, ... up to the CPUs this process may use)");
+  }
 }
 
 std::vector<Case> plan(const RunRequest& r) {

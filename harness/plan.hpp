@@ -65,4 +65,11 @@ struct Case {
 // Expands and validates a request. Throws ParamError (one line: the problem and the fix).
 std::vector<Case> plan(const RunRequest& request);
 
+// 1, 2, 4, ... below the CPUs this process may use, then that count itself: the scaling sweep
+// that fits the machine (`--threads auto`; a preset's "threads": "auto").
+std::vector<unsigned> auto_thread_counts();
+// The thread counts of a --threads list item or a preset's entry: a count in 1..kMaxThreads,
+// or "auto". Throws ParamError naming the value and what is accepted.
+std::vector<unsigned> thread_counts(const std::string& item);
+
 }  // namespace schedlab

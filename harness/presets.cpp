@@ -51,12 +51,12 @@ std::vector<std::string> text_list(const json& v, const std::string& where) {
   return out;
 }
 
+// "auto" (the machine's own sweep, plan.hpp), or a list of counts (which may include "auto").
 std::vector<unsigned> thread_list(const json& v, const std::string& where) {
   std::vector<unsigned> out;
-  for (const std::string& t : text_list(v, where)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+  for (const std::string& item : text_list(v, where)) {
     try {
-      out.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+      for (unsigned t : thread_counts(item)) out.push_back(t);
     } catch (const ParamError& e) {
       throw ParamError(where + ": " + e.what());
     }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "counters/hw_counters.hpp"
+#include "metadata.hpp"
 
 namespace schedlab {
 namespace {
