@@ -282,7 +282,7 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
     root_done_ = false;
   }
   policy_->submit_new(*t, nullptr);
-  all_parked_since_ = 0;
+  all_asleep_since_ = 0;
   std::unique_lock lock(root_mutex_);
   while (!root_done_) {
     if (!root_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return root_done_; }) &&
@@ -297,26 +297,35 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
   if (root_group_.first_error) std::rethrow_exception(std::exchange(root_group_.first_error, nullptr));
 }
 
-// How long every worker must have been parked, with no task finishing, before the run is
-// declared deadlocked. Parked workers wake within microseconds of new work, so a second of
-// universal sleep while the root is unfinished means no work can ever arrive; a task in a
-// blocking call keeps its thread out of the parked set, so slow I/O never looks like this.
+// How long every worker must have slept, each in one sleep and unwoken, before the run is
+// declared deadlocked. A state in which no worker runs and none has a wake-up on its way cannot
+// change by itself (only the harness submits from outside, and it does not while it waits for
+// the root), so the window is not what makes the verdict sound; it is slack for policies whose
+// wake-ups the check cannot see (a condition variable's notify, unlike a parker's permit,
+// leaves no trace until the thread runs). A task in a blocking call keeps its thread awake, so
+// slow I/O never looks like this.
 constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
 
+// Each worker's sleep_id() is sampled every 100 ms. A woken worker still waiting for a CPU
+// reads 0, and a worker that woke and slept again reads a new id, so neither a thread starved
+// by an overloaded kernel nor a chain of short sleeps (two threads handing a P back and forth,
+// each hand-off a wake-up that takes milliseconds under load) can pass for one long sleep.
 bool FiberRuntime::stuck(std::uint64_t now) {
   const unsigned n = worker_count();
-  std::uint64_t executed = 0;
-  bool all_parked = true;
+  std::vector<std::uint64_t> sleeps(n);
   for (unsigned i = 0; i < n; ++i) {
-    all_parked = all_parked && workers_[i]->parked();
-    executed += workers_[i]->stats.get(Counter::tasks_executed);
+    sleeps[i] = workers_[i]->sleep_id();
+    if (sleeps[i] == 0) {
+      all_asleep_since_ = 0;
+      return false;
+    }
   }
-  if (!all_parked || executed != executed_then_ || all_parked_since_ == 0) {
-    all_parked_since_ = all_parked ? now : 0;
-    executed_then_ = executed;
+  if (all_asleep_since_ == 0 || sleeps != sleeps_then_) {
+    all_asleep_since_ = now;
+    sleeps_then_ = std::move(sleeps);
     return false;
   }
-  return now - all_parked_since_ >= kDeadlockAfterNs;
+  return now - all_asleep_since_ >= kDeadlockAfterNs;
 }
 
 std::string FiberRuntime::deadlock_report() const {
@@ -332,7 +341,27 @@ std::string FiberRuntime::deadlock_report() const {
          std::to_string(kDeadlockAfterNs / 1'000'000) + " ms and the root task has not finished; tasks alive: " +
          std::to_string(alive) + " (" + std::to_string(queued) +
          " queued with no worker woken for them: a lost wake-up; " + std::to_string(suspended) +
-         " suspended in a join or wait that can never complete); a scheduler or workload bug, not a slow run";
+         " suspended in a join or wait that can never complete); a scheduler or workload bug, not a slow run" +
+         workers_dump() + policy_->dump_state();
+}
+
+// One line per worker for the deadlock report: how long it has slept, and how many tasks it
+// ran. (The state is read again here, after stuck(); a worker reading "woken" or "awake" was
+// woken since, which stuck() rules out for a parker's wake-ups.)
+std::string FiberRuntime::workers_dump() const {
+  const std::uint64_t now = now_ns();
+  std::string out;
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    const Worker& w = *workers_[i];
+    out += "\n  M" + std::to_string(i) + ": ";
+    if (w.sleep_id() != 0) {
+      out += "asleep for " + std::to_string(w.idle_now_ns(now) / 1'000'000) + " ms";
+    } else {
+      out += w.parker.notified() ? "woken, not yet running" : "awake";
+    }
+    out += ", " + std::to_string(w.stats.get(Counter::tasks_executed)) + " tasks run";
+  }
+  return out;
 }
 
 std::optional<SchedSnapshot> FiberRuntime::snapshot() const {

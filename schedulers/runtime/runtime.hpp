@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "../assert.hpp"
 #include "../scheduler.hpp"
@@ -85,9 +86,10 @@ class FiberRuntime final : public Scheduler {
   Fiber& take_idle_fiber(Worker& w);
   void start_worker(Worker& w);
   // Called by the harness thread while it waits for the root: true once every worker has been
-  // parked, with no task finishing, for kDeadlockAfter.
+  // asleep in one sleep, unwoken, for kDeadlockAfterNs.
   bool stuck(std::uint64_t now);
   std::string deadlock_report() const;
+  std::string workers_dump() const;
 
   const RuntimeConfig config_;
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
@@ -102,10 +104,10 @@ class FiberRuntime final : public Scheduler {
   std::mutex root_mutex_;
   std::condition_variable root_cv_;
   bool root_done_ = false;  // guarded by root_mutex_
-  // Deadlock watch (harness thread only): when the all-parked state began and the executed
-  // count then; a deadlocked runtime refuses further runs.
-  std::uint64_t all_parked_since_ = 0;
-  std::uint64_t executed_then_ = 0;
+  // Deadlock watch (harness thread only): when every worker was first seen asleep, and in
+  // which sleeps (Worker::sleep_id); a deadlocked runtime refuses further runs.
+  std::uint64_t all_asleep_since_ = 0;
+  std::vector<std::uint64_t> sleeps_then_;
   bool deadlocked_ = false;
   std::atomic<std::size_t> trace_cap_per_worker_{0};  // nonzero while tracing: workers added now record too
 };
