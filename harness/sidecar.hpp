@@ -30,8 +30,8 @@ class Sidecar {
   const std::string& run_id() const noexcept { return run_id_; }
   const std::string& path() const noexcept { return file_.path(); }
 
-  // Prepares what an abrupt end while `label` runs leaves on disk. Called before anything runs a
-  // case (a build, a warm-up, a repetition).
+  // Names `label` as the case running in what an abrupt end leaves on disk. Called before
+  // anything runs a case (a build, a warm-up, a repetition).
   void arm_last_words(const std::string& label);
 
   // The run's end: `status` is "complete", "failed" (with `error`) or "interrupted". Returns ""
@@ -41,6 +41,8 @@ class Sidecar {
                      const HwCounters& events) noexcept;
 
  private:
+  void prepare_last_words();
+
   MetadataFile file_;
   std::string run_id_;
   const std::atomic<std::size_t>& rows_;

@@ -167,7 +167,13 @@ Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
     }
   } catch (const std::exception& e) {  // the stack allocator's message names the limit and the fix
     try {
-      fail(std::string(e.what()) + " (" + std::to_string(live) + " live tasks)");
+      if (w.current_fiber_ == nullptr) {  // a worker starting: too many threads, not too many tasks
+        fail("worker thread " + std::to_string(w.index() + 1) + " of " + std::to_string(config_.threads) +
+             " cannot get its first fiber stack: the process's memory limit is reached (ulimit -v); use fewer "
+             "--threads or raise the limit (" + e.what() + ")");
+      } else {
+        fail(std::string(e.what()) + " (" + std::to_string(live) + " live tasks)");
+      }
     } catch (...) {
       fail("");  // no memory left even for the message
     }

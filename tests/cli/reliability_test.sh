@@ -40,7 +40,7 @@ one=(--reps 1)
 if sanitized; then
   skip "R1, R2, R10: a sanitizer build cannot start under ulimit -v"
 else
-  expect_failed "R1 thread limit" "steal-half fib.*threads=200: cannot start worker thread [0-9]+ of 200: .*EAGAIN.*--threads" \
+  expect_failed "R1 thread limit" "steal-half fib.*threads=200: (cannot start worker thread [0-9]+ of 200: .*EAGAIN|worker thread [0-9]+ of 200 cannot get its first fiber stack).*use fewer --threads" \
     R1.csv -- limited "ulimit -v 1000000" run --scheduler steal-half "${fib[@]}" "${one[@]}" --n 5 --threads 200 --out R1.csv
   # R2: a fiber stack that cannot be mapped, from a worker thread; the first block's row stays.
   expect_failed "R2 stack mapping" "central fib\(n=25.*cannot map .*stack.*live tasks" \
