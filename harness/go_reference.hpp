@@ -27,6 +27,11 @@ std::optional<std::string> go_reference_unavailable();
 // Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix.
 bool go_supports_workload(const std::string& workload);
 
+// Kills the running schedlab-go, if any, with its process group (it runs in a group of its own,
+// so that a terminal's Ctrl-C reaches schedlab only, which lets the repetition finish). For a
+// process that ends at once (a second interrupt): async-signal-safe.
+void kill_go_reference() noexcept;
+
 // One measured repetition: the program's own wall time of the measured region, and the
 // goroutines it started plus the root (as schedlab counts tasks).
 struct GoRun {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -118,7 +119,15 @@ void InProcessSubject::warm_up(Workload& w, unsigned runs) {
 }
 
 Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
-  Measurement m = run_timed(w, traced);
+  Measurement m;
+  try {
+    m = run_timed(w, traced);
+  } catch (const ResourceError& e) {  // the scheduler does not know what it was running
+    throw ResourceError(label_ + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(label_ + ": out of memory (std::bad_alloc) during a run; use a smaller problem or "
+                        "raise the process's memory limit");
+  }
   if (std::string err = w.check(); !err.empty()) {
     throw std::runtime_error("wrong result: " + label_ + ": " + err);
   }

@@ -11,7 +11,8 @@
 //   counters ─► the workload's own check ─► exactly once: tasks executed = expected + root
 //
 // A wrong result or a lost or duplicated task throws std::runtime_error naming the case, so no
-// row is ever written for a run that computed the wrong thing.
+// row is ever written for a run that computed the wrong thing; a run that ran out of threads or
+// memory throws ResourceError (scheduler.hpp) naming the case.
 //
 // Around every repetition of a block the runner samples the machine too (/proc/stat, the load
 // average): what other processes and the hypervisor took while it ran. A repetition during

@@ -2,9 +2,12 @@
 //
 // Every CSV has a sidecar NAME.meta.json: the machine (CPU model, cores, caches, kernel), the
 // build (compiler, flags, git commit, dirty tree), the command line, which counters could be
-// read and why the others could not, and the run's status. The sidecar is written when the run
-// starts (status "running") and replaced atomically (write, then rename) when anything changes,
-// so it is never half written either.
+// read and why the others could not, and the run's status. The sidecar is created when the run
+// starts (status "running"; never over an existing file) and replaced atomically (write, then
+// rename) when anything changes, so it is never half written either. On a full disk, where the
+// new text cannot be written beside the old one, it is written over the old one in place when
+// it fits in the space the old one holds: a sidecar that says "failed" and why is worth more
+// than the atomic replacement that a full disk refuses.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,7 +36,11 @@ class MetadataFile {
   explicit MetadataFile(std::string path) : path_(std::move(path)) {}
   nlohmann::json& data() noexcept { return data_; }
   const std::string& path() const noexcept { return path_; }
-  // Writes path.tmp and renames it over path. Throws std::runtime_error on failure.
+  // Creates path (never over an existing file) and writes the data. Throws std::runtime_error
+  // naming the file, the errno and the fix; a file it created is removed.
+  void create();
+  // Writes path.tmp and renames it over path (in place on a full disk, see above). Throws
+  // std::runtime_error naming the file and the errno; no path.tmp is left behind.
   void save() const;
 
  private:

@@ -83,6 +83,15 @@ void check_params(const RunPart& r, const std::vector<const SchedulerEntry*>& sc
   }
 }
 
+// serial runs on one thread whatever --threads says; said once when no thread count of 1 was
+// asked for (its rows say threads=1).
+void note_single_threaded(const SchedulerEntry& s, const RunPart& r) {
+  static std::set<std::string> said;
+  if (std::find(r.threads.begin(), r.threads.end(), 1u) != r.threads.end() || !said.insert(s.name).second) return;
+  std::fprintf(stderr, "schedlab: note: %s runs on one thread whatever --threads says; its rows say threads=1\n",
+               s.name.c_str());
+}
+
 std::vector<Case> plan_part(const RunPart& r) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
@@ -109,9 +118,12 @@ std::vector<Case> plan_part(const RunPart& r) {
       for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
           if (s->single_threaded && t != threads.front()) continue;
+          if (s->single_threaded) note_single_threaded(*s, r);
           if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
-            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
+            const unsigned threads = s->single_threaded ? 1u : t;
+            if (s->validate) s->validate(threads, sp);  // what only a build would find, found now
+            cases.push_back(Case{s, sp, w, wp, threads});
           }
         }
       }

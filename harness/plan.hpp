@@ -40,6 +40,7 @@ struct RunRequest {
   unsigned schedtrace_ms = 0;        // --schedtrace=MS (0: off)
   std::string trace_path;            // --trace=FILE.json (empty: off)
   std::size_t trace_max_events = 1000000;
+  std::uint64_t memory_budget = 0;  // --memory-budget in bytes; 0: the default (memory_budget.hpp)
   // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
   // so that a run's order can be repeated with --order-seed.
   std::uint64_t order_seed = 0;

@@ -1,5 +1,7 @@
 #include "presets.hpp"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,12 +15,18 @@ namespace {
 using nlohmann::json;
 
 json read_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw ParamError("presets file " + path + " is a directory; pass --presets-file FILE.json");
+  }
   std::ifstream in(path);
   if (!in) throw ParamError("cannot read presets file " + path + "; pass --presets-file PATH");
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
     throw ParamError("presets file " + path + " is not valid JSON (" + e.what() + "); fix the file");
+  } catch (const std::ios_base::failure& e) {  // a read error (a FIFO, a device, an I/O error)
+    throw ParamError("cannot read presets file " + path + " (" + e.what() + "); pass --presets-file FILE.json");
   }
 }
 

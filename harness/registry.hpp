@@ -27,6 +27,10 @@ struct SchedulerEntry {
   // Not an in-process scheduler: the runner runs the workload's twin program instead (the Go
   // reference programs, `go-runtime`); `make` is empty.
   bool external = false;
+  // Throws ParamError for a combination of threads and parameters that `make` would refuse and
+  // the single values do not show, without starting anything: plan() calls it for every case, so
+  // that a bad value is refused before the first file is written. Empty: nothing to check.
+  std::function<void(unsigned threads, const ParamValues& params)> validate;
 };
 
 struct WorkloadEntry {

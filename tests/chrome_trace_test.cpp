@@ -3,11 +3,14 @@
 #include "chrome_trace.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
 
 namespace schedlab {
 namespace {
@@ -42,6 +45,33 @@ TEST(ChromeTrace, SlicesAreClippedToTheirRunAndNeverBeforeTheOrigin) {
   EXPECT_DOUBLE_EQ(slices[0].first, 0.0);  // the early park starts at the run's start
   EXPECT_DOUBLE_EQ(slices[0].second, 0.5);
   EXPECT_DOUBLE_EQ(slices[4].first, 9.0);
+}
+
+// The file is created when the run starts (so that an unwritable path is refused before anything
+// runs) and removed again if the run does not complete it: no half trace is left behind.
+TEST(ChromeTrace, ATraceNotWrittenLeavesNoFile) {
+  const auto path = std::filesystem::temp_directory_path() / ("schedlab-trace-unfinished-" + std::to_string(::getpid()) + ".json");
+  {
+    ChromeTrace trace(path.string(), 100);
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(ChromeTrace, AnExistingFileIsRefusedAndKept) {
+  const auto path = std::filesystem::temp_directory_path() / ("schedlab-trace-existing-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << "precious\n";
+  try {
+    ChromeTrace trace(path.string(), 100);
+    ADD_FAILURE() << "an existing file was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("File exists (EEXIST)"), std::string::npos) << e.what();
+  }
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "precious");
+  std::filesystem::remove(path);
 }
 
 }  // namespace

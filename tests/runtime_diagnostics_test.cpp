@@ -252,7 +252,13 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
   std::remove(report.c_str());
   EXPECT_EXIT(
       {
-        set_overflow_report(report, "{\"status\": \"failed\"}\n");
+        LastWords words;
+        words.path = report;
+        words.tmp = report + ".tmp";
+        words.failed[0] = "{\"error\": ";
+        words.failed[1] = ", \"rows\": ";
+        words.failed[2] = "}\n";
+        set_last_words(words);
         auto sched = make_scheduler("steal-half", 1, {{"stack-size", "16K"}});
         sched->run([] {
           auto h = spawn([] { return recurse(1 << 20); });
@@ -262,7 +268,9 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
       ::testing::ExitedWithCode(1), "stack overflow in a task.*16384 bytes.*--stack-size");
   std::ifstream in(report);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "{\"status\": \"failed\"}\n");
+  EXPECT_EQ(text,
+            "{\"error\": \"stack overflow in a task of a task on worker 0: its fiber stack of 16384 bytes hit "
+            "the guard page; rerun with a larger --stack-size (e.g. --stack-size 64K)\", \"rows\": 0}\n");
   std::remove(report.c_str());
 }
 #endif

@@ -90,6 +90,7 @@ struct HwCounters::Impl {
   std::map<pid_t, std::unique_ptr<ThreadCounters>> cache;  // by tid, kept across runs
   std::vector<ThreadCounters*> active;                     // counting in this run
   std::vector<std::string> run_errors;                     // set-up failures of this run
+  bool run_had_threads = false;                            // start() was given any tid
   bool running = false;
   bool scaled = false;
   std::vector<std::string> notes;
@@ -204,6 +205,7 @@ void HwCounters::start(const std::vector<pid_t>& tids) {
   m.running = true;
   m.active.clear();
   m.run_errors.clear();
+  m.run_had_threads = !tids.empty();
   if (m.plan.papi.empty() && m.plan.kernel.empty()) return;  // nothing available or selected
 
   // New threads: an earlier scheduler's may be gone, and a dead thread's cached set must not
@@ -246,7 +248,9 @@ std::vector<std::pair<std::string, std::optional<long long>>> HwCounters::stop()
   const bool measured = !m.active.empty() && m.run_errors.empty();
   if (m.active.empty() && m.run_errors.empty() &&
       (!m.plan.papi.empty() || !m.plan.kernel.empty())) {
-    m.note("a run had no worker threads to count (the scheduler reports none)");
+    // Threads that were gone are noted by name when start() skipped them.
+    m.note(m.run_had_threads ? "a run's worker threads were all gone at its start: nothing was counted"
+                             : "a run had no worker threads to count (the scheduler reports none)");
   }
   m.active.clear();
   std::vector<std::pair<std::string, std::optional<long long>>> out;

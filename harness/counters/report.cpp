@@ -46,7 +46,10 @@ void print_column(std::ostream& out, const HwEvent& e, const ProbedEvent& probed
   for (const Tried& t : probed.tried) {
     out << "      " << t.name << ": " << (t.ok ? "usable" : t.reason) << "\n";
   }
-  if (!a.available && !probed.refused.empty()) out << "      => " << a.reason << "\n";
+  // The reason, unless it is just the candidates' reasons printed above: the probe refused the
+  // event, or the plan did (it cannot be counted together with the others).
+  const bool reasons_above = !probed_available(probed) && probed.refused.empty();
+  if (!a.available && !reasons_above) out << "      => " << a.reason << "\n";
   if (a.available && !a.reason.empty()) out << "      note: " << a.reason << "\n";
 }
 

@@ -45,11 +45,14 @@ def format_p(p):
 
 def change_interval(old, new, level=0.95, resamples=2000, seed=1):
     """Percentile bootstrap interval of the change of the median, in percent. The seed is fixed
-    so that the same files always print the same interval."""
+    so that the same files always print the same interval. None when a resampled old median is
+    0: a change from 0 has no relative size (a counter that read 0, such as fair's steals)."""
     old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
     rng = np.random.default_rng(seed)
     old_medians = np.median(rng.choice(old, size=(resamples, len(old))), axis=1)
     new_medians = np.median(rng.choice(new, size=(resamples, len(new))), axis=1)
+    if (old_medians == 0).any():
+        return None
     change = (new_medians / old_medians - 1.0) * 100.0
     tail = (1.0 - level) / 2.0 * 100.0
     return float(np.percentile(change, tail)), float(np.percentile(change, 100.0 - tail))

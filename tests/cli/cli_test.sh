@@ -7,25 +7,7 @@ set -uo pipefail
 SCHEDLAB="$1"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-failures=0
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_refused NAME EXIT_CODE REGEX -- ARGS...: exits with EXIT_CODE, stderr is one line
-# matching REGEX.
-expect_refused() {
-  local name="$1" code="$2" regex="$3"
-  shift 4
-  local err rc
-  err="$("$SCHEDLAB" "$@" 2>&1 >/dev/null)"
-  rc=$?
-  if [ "$rc" != "$code" ]; then fail "$name: exit $rc, expected $code ($err)"; return; fi
-  if [ "$(printf '%s\n' "$err" | grep -c .)" != 1 ]; then fail "$name: expected one line, got: $err"; return; fi
-  if ! printf '%s' "$err" | grep -Eq -- "$regex"; then fail "$name: '$err' does not match '$regex'"; return; fi
-  echo "ok: $name: $err"
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 run_small=(run --scheduler steal-half --workload fib --n 10 --reps 1 --warmup 0)
 expect_refused "unknown scheduler" 2 "unknown scheduler 'nope': choose one of" -- run --scheduler nope --workload fib --out "$WORK/a.csv"

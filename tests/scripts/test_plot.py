@@ -234,6 +234,26 @@ class CompareTest(TempDirTest):
         self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
                                "missing required column(s) run_id")
 
+    def test_a_text_metric_is_one_line_and_status_2(self):
+        self.assert_user_error(run(COMPARE, FIXTURE, FIXTURE, "--metric", "scheduler"),
+                               "scripts/compare", "column scheduler is not numeric")
+
+    def test_a_median_of_zero_has_no_relative_change(self):
+        # Every repetition of one case counted 0 steals: its change is "n/a", not a traceback.
+        header, rows = fixture_rows()
+        steals, scheduler = header.index("steals"), header.index("scheduler")
+        for r in rows:
+            if r[scheduler] == "fair":
+                r[steals] = "0"
+        write_csv(self.tmp / "zero.csv", header, rows)
+        result = run(COMPARE, self.tmp / "zero.csv", self.tmp / "zero.csv", "--metric", "steals")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        fair = [line for line in result.stdout.splitlines() if line.startswith("fair")]
+        self.assertTrue(fair, result.stdout)
+        for line in fair:
+            self.assertRegex(line, r"\bn/a \(median 0\)\s+n/a\s")
+
 
 class PlotErrorTest(TempDirTest):
     def test_missing_columns(self):
