@@ -5,6 +5,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "counters/cache_geometry.hpp"
+#include "counters/hw_counters.hpp"
+#include "counters/sim.hpp"
 #include "go_reference.hpp"
 #include "metadata.hpp"
 
@@ -57,6 +60,19 @@ bool external_runnable(const SchedulerEntry& s, const WorkloadEntry& w) {
   return true;
 }
 
+// A simulated case runs schedlab itself under Valgrind: without Valgrind, or for a scheduler
+// that is another program, it is skipped with one message per reason.
+bool simulation_runnable(const SchedulerEntry& s) {
+  static std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: skipping simulated rows: %s\n", why.c_str());
+    return false;
+  };
+  if (const auto why = simulator_unavailable()) return skip(*why);
+  if (s.external) return skip(s.name + " runs another program, which the simulator does not measure");
+  return true;
+}
+
 void check_threads(const RunPart& r) {
   if (r.threads.empty()) throw ParamError("no thread count given; use --threads N[,N...]");
   for (unsigned t : r.threads) {
@@ -83,7 +99,7 @@ void check_params(const RunPart& r, const std::vector<const SchedulerEntry*>& sc
   }
 }
 
-std::vector<Case> plan_part(const RunPart& r) {
+std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   check_threads(r);
@@ -102,6 +118,8 @@ std::vector<Case> plan_part(const RunPart& r) {
       } catch (const std::invalid_argument& e) {
         throw ParamError(e.what());
       }
+      const bool simulated = selected.simulated || r.simulated;
+      const bool modelled = selected.modelled || r.modelled;
       std::vector<unsigned> threads;  // each count once, in the order given ("auto,1" has 1 twice)
       for (unsigned t : r.threads) {
         if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
@@ -109,15 +127,31 @@ std::vector<Case> plan_part(const RunPart& r) {
       for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
           if (s->single_threaded && t != threads.front()) continue;
+          if (simulated && !simulation_runnable(*s)) continue;
           if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
-            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
+            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t, simulated, modelled});
           }
         }
       }
     }
   }
   return cases;
+}
+
+// The simulator's and the model's cache geometry is resolved now, so that a bad --sim-l1 or
+// --sim-ll, or a machine whose sysfs describes no L2, is refused before anything runs.
+void check_cache_geometry(const RunRequest& r, const std::vector<Case>& cases) {
+  const bool needed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; });
+  if (needed) {
+    (void)resolve_sim_geometry(r.sim_l1, r.sim_ll);
+    return;
+  }
+  for (const auto& [option, value] : {std::pair{"--sim-l1", &r.sim_l1}, std::pair{"--sim-ll", &r.sim_ll}}) {
+    if (!value->empty()) {
+      throw ParamError(std::string(option) + " applies to simulated or modelled cases; add --counters sim or model, or drop " + option);
+    }
+  }
 }
 
 }  // namespace
@@ -164,11 +198,14 @@ std::vector<Case> plan(const RunRequest& r) {
   if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
   if (r.warmup > 1000) throw ParamError("--warmup " + std::to_string(r.warmup) + ": out of range; use 0..1000");
   if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
+  const CounterSelection selected = parse_counters(r.counters);
   std::vector<Case> cases;
   for (const RunPart& part : r.parts) {
-    std::vector<Case> more = plan_part(part);
+    std::vector<Case> more = plan_part(part, selected);
     cases.insert(cases.end(), more.begin(), more.end());
   }
+  if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
+  check_cache_geometry(r, cases);
   return cases;
 }
 

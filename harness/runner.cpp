@@ -18,6 +18,7 @@
 #include "metadata.hpp"
 #include "row.hpp"
 #include "schedtrace.hpp"
+#include "sim_subject.hpp"
 
 namespace schedlab {
 
@@ -62,10 +63,32 @@ nlohmann::json parameter_defaults() {
   return out;
 }
 
+// The sidecar's word on the simulated and modelled back ends, when the run uses them: the
+// geometry, what the simulator sees, what the model is.
+void describe_cache_back_ends(nlohmann::json& d, const std::vector<Case>& cases, const std::optional<SimGeometry>& g) {
+  const bool simulated = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated; });
+  const bool modelled = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.modelled; });
+  if (simulated) {
+    d["simulator"] = {{"tool", valgrind_version() + " --tool=callgrind --cache-sim=yes"},
+                      {"geometry", g->json()},
+                      {"region", "CALLGRIND_ZERO_STATS before the clock starts, CALLGRIND_DUMP_STATS after it stops; "
+                                 "set-up, warm-up, the result check and teardown are not counted"},
+                      {"sees", kSimulatorSees}};
+  }
+  if (modelled) {
+    d["cache_model"] = {{"geometry", g->ll.json()},
+                        {"what", "model_l2_misses: a model, not a measurement: the recorded footprints of locality "
+                                 "and matmul replayed through one LRU cache per worker of this geometry, a write "
+                                 "invalidating the other workers' copies (harness/counters/cache_model.hpp)"}};
+  }
+}
+
 // The run's sidecar: written "running" at start, kept current, finished once.
 class Sidecar {
  public:
-  Sidecar(const RunRequest& r, const HwCounters& events) : file_(metadata_path_for(r.out_path)) {
+  Sidecar(const RunRequest& r, const HwCounters& events, const std::vector<Case>& cases,
+          const std::optional<SimGeometry>& geometry)
+      : file_(metadata_path_for(r.out_path)) {
     run_id_ = compact_timestamp() + "-" + host_name() + "-" + std::to_string(::getpid());
     nlohmann::json& d = file_.data();
     d["run_id"] = run_id_;
@@ -88,6 +111,7 @@ class Sidecar {
          "other columns are not measured for them"});
     d["schema"] = schema_json();
     d["parameters"] = parameter_defaults();
+    describe_cache_back_ends(d, cases, geometry);
     file_.save();
   }
 
@@ -129,6 +153,7 @@ struct RunState {
   ProgressLine& progress;
   SchedTracer& schedtrace;
   ChromeTrace* timeline;
+  const std::optional<SimGeometry>& geometry;  // when a case is simulated or modelled
   std::size_t done = 0;  // repetitions measured so far
   unsigned block = 0;    // the block being measured
   std::vector<CaseResult> results;
@@ -137,8 +162,11 @@ struct RunState {
 
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
   if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
+  if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.geometry, run.request.warmup});
+  Watchers watchers{&run.events, &run.schedtrace, run.timeline, std::nullopt};
+  if (c.modelled) watchers.model = run.geometry->ll;
   return std::make_unique<InProcessSubject>(c.scheduler->make(c.threads, c.scheduler_params), c.label(),
-                                            c.scheduler->name, Watchers{&run.events, &run.schedtrace, run.timeline});
+                                            c.scheduler->name, watchers);
 }
 
 struct LiveCase {
@@ -234,19 +262,27 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 }  // namespace
 
 RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv, HwCounters& events) {
-  Sidecar sidecar(r, events);
+  std::optional<SimGeometry> geometry;
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; })) {
+    geometry = resolve_sim_geometry(r.sim_l1, r.sim_ll);  // plan() has checked it resolves
+  }
+  Sidecar sidecar(r, events, cases, geometry);
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
   std::unique_ptr<ChromeTrace> timeline;
   if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
-  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), 0, 0, {}, std::mt19937_64(r.order_seed)};
+  RunState run{r,        csv, events, sidecar, progress, schedtrace, timeline.get(), geometry, 0, 0, {},
+               std::mt19937_64(r.order_seed)};
 
   RunOutcome outcome;
   try {
     for (std::size_t first = 0; first < cases.size();) {
       std::size_t last = first;
+      // A block is one workload configuration; simulated cases form blocks of their own (their
+      // wall time is Valgrind's, never compared with a native run's).
       while (last < cases.size() && cases[last].workload == cases[first].workload &&
-             cases[last].workload_params == cases[first].workload_params) {
+             cases[last].workload_params == cases[first].workload_params &&
+             cases[last].simulated == cases[first].simulated) {
         ++last;
       }
       if (!run_block(cases.data() + first, cases.data() + last, run)) {

@@ -6,7 +6,8 @@
 //                      ─► per repetition: Measurement ─► Row (row.hpp) ─► CSV
 //                      ─► the sidecar (metadata.hpp), the summary table, the Chrome trace
 //
-// execute() stops at the first failed run: that case gets no row, the rows already written
+// Simulated cases (`--counters sim`) get a SimSubject (sim_subject.hpp) and blocks of their own;
+// modelled ones record footprints (measure.hpp). execute() stops at the first failed run: that case gets no row, the rows already written
 // stay, and the sidecar says "failed" and why.
 #pragma once
 

@@ -4,15 +4,17 @@ import argparse
 from statistics import median
 
 from .cli import run
-from .load import CASE_KEY, UserError, load, natural_key
+from .load import CASE_KEY, UserError, load, native, natural_key, simulated
 from .stats import ALPHA, change_interval, format_p, mwu_p
 
 PROG = "scripts/compare"
 
 
 def case_values(results, metric):
-    """{case key: (variant label, [values of the repetitions])}."""
+    """{case key: (variant label, [values of the repetitions])}. Simulated rows count only for
+    the simulator's own columns (sim_*), and then alone: their times are Valgrind's."""
     rows = results.rows
+    rows = rows[simulated(rows)] if metric.startswith("sim_") else native(rows)
     if metric not in rows or rows[metric].isna().all():
         return None
     out = {}
