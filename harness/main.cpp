@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "counters/hw_counters.hpp"
-#include "counters/sim.hpp"
 #include "csv.hpp"
 #include "metadata.hpp"
 #include "presets.hpp"
@@ -105,16 +104,13 @@ void check_output_path(const std::string& path) {
   }
 }
 
-void require_counters(const HwCounters& events, const CounterSelection& selected) {
+// The events; a missing simulator is refused by plan(), which knows which cases are simulated.
+void require_counters(const HwCounters& events) {
   for (const CounterAvailability& a : events.availability()) {
     if (!a.available) {
       throw ParamError("counter " + a.column + " is unavailable on this machine (" + a.reason +
                        "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
     }
-  }
-  if (const auto why = simulator_unavailable(); why && selected.simulated) {
-    throw ParamError("counter sim is unavailable on this machine (" + *why +
-                     "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
   }
 }
 
@@ -145,10 +141,9 @@ int cmd_run(RunRequest request, const std::string& out) {
   }
   check_output_path(request.out_path);
   if (!request.trace_path.empty()) check_output_path(request.trace_path);
-  const CounterSelection selected = parse_counters(request.counters);
-  HwCounters events(selected.events);
-  if (request.require_counters) require_counters(events, selected);
   const std::vector<Case> cases = plan(request);
+  HwCounters events(parse_counters(request.counters).events);
+  if (request.require_counters) require_counters(events);
   std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
                request.out_path.c_str());
   std::unique_ptr<CsvWriter> csv;

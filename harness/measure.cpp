@@ -174,9 +174,13 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   m.nivcsw = u1.nivcsw - u0.nivcsw;
   if (watchers_.model) {
     footprints_.stop();
-    // A workload that declares no footprint records nothing: its cell stays empty, not 0.
+    // A workload that declares no footprint records nothing: its cell stays empty, not 0. The
+    // model gives each worker thread a core; where more threads ran tasks than the case has
+    // workers (os-threads: a thread per task), that does not hold and the cell stays empty too.
     const std::vector<Footprint> record = footprints_.records();
-    if (!record.empty()) m.model_l2_misses = replay_misses(record, footprints_.workers(), *watchers_.model);
+    if (!record.empty() && footprints_.workers() <= s.threads()) {
+      m.model_l2_misses = replay_misses(record, footprints_.workers(), *watchers_.model);
+    }
   }
   return m;
 }

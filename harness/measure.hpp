@@ -31,6 +31,7 @@
 #include "counters/cache_geometry.hpp"
 #include "counters/sim.hpp"
 #include "footprint.hpp"
+#include "plan.hpp"
 #include "scheduler.hpp"
 #include "workload.hpp"
 
@@ -100,6 +101,17 @@ class Subject {
  protected:
   // The subject's own part of measure(): run, time, count, check.
   virtual Measurement measure_run(Workload& w, bool traced) = 0;
+};
+
+// A Subject whose every repetition is another process (the Go twin, schedlab under Valgrind):
+// the warm-up runs inside each one, because a new process starts cold, so warm_up() is empty.
+class ProcessSubject : public Subject {
+ public:
+  explicit ProcessSubject(const Case& c) : case_(c) {}
+  void warm_up(Workload&, unsigned) final {}
+
+ protected:
+  const Case case_;
 };
 
 

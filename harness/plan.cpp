@@ -61,14 +61,21 @@ bool external_runnable(const SchedulerEntry& s, const WorkloadEntry& w) {
 }
 
 // A simulated case runs schedlab itself under Valgrind: without Valgrind, or for a scheduler
-// that is another program, it is skipped with one message per reason.
-bool simulation_runnable(const SchedulerEntry& s) {
+// that is another program, it is skipped with one message per reason, or with
+// --require-counters the request is refused.
+bool simulation_runnable(const SchedulerEntry& s, bool required) {
   static std::set<std::string> said;
   auto skip = [&](const std::string& why) {
     if (said.insert(why).second) std::fprintf(stderr, "schedlab: skipping simulated rows: %s\n", why.c_str());
     return false;
   };
-  if (const auto why = simulator_unavailable()) return skip(*why);
+  if (const auto why = simulator_unavailable()) {
+    if (required) {
+      throw ParamError("counter sim is unavailable on this machine (" + *why +
+                       "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
+    }
+    return skip(*why);
+  }
   if (s.external) return skip(s.name + " runs another program, which the simulator does not measure");
   return true;
 }
@@ -99,7 +106,7 @@ void check_params(const RunPart& r, const std::vector<const SchedulerEntry*>& sc
   }
 }
 
-std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected) {
+std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, bool require_counters) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   check_threads(r);
@@ -127,7 +134,7 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected) 
       for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
           if (s->single_threaded && t != threads.front()) continue;
-          if (simulated && !simulation_runnable(*s)) continue;
+          if (simulated && !simulation_runnable(*s, require_counters)) continue;
           if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t, simulated, modelled});
@@ -139,14 +146,8 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected) 
   return cases;
 }
 
-// The simulator's and the model's cache geometry is resolved now, so that a bad --sim-l1 or
-// --sim-ll, or a machine whose sysfs describes no L2, is refused before anything runs.
-void check_cache_geometry(const RunRequest& r, const std::vector<Case>& cases) {
-  const bool needed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; });
-  if (needed) {
-    (void)resolve_sim_geometry(r.sim_l1, r.sim_ll);
-    return;
-  }
+// --sim-l1 and --sim-ll mean something only to simulated or modelled cases.
+void check_geometry_options(const RunRequest& r) {
   for (const auto& [option, value] : {std::pair{"--sim-l1", &r.sim_l1}, std::pair{"--sim-ll", &r.sim_ll}}) {
     if (!value->empty()) {
       throw ParamError(std::string(option) + " applies to simulated or modelled cases; add --counters sim or model, or drop " + option);
@@ -201,12 +202,20 @@ std::vector<Case> plan(const RunRequest& r) {
   const CounterSelection selected = parse_counters(r.counters);
   std::vector<Case> cases;
   for (const RunPart& part : r.parts) {
-    std::vector<Case> more = plan_part(part, selected);
+    std::vector<Case> more = plan_part(part, selected, r.require_counters);
     cases.insert(cases.end(), more.begin(), more.end());
   }
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
-  check_cache_geometry(r, cases);
+  // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
+  // is refused before anything runs.
+  if (!cache_geometry_for(r, cases)) check_geometry_options(r);
   return cases;
+}
+
+std::optional<SimGeometry> cache_geometry_for(const RunRequest& r, const std::vector<Case>& cases) {
+  const bool needed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; });
+  if (!needed) return std::nullopt;
+  return resolve_sim_geometry(r.sim_l1, r.sim_ll);
 }
 
 }  // namespace schedlab

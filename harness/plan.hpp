@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "counters/cache_geometry.hpp"
 #include "params.hpp"
 #include "registry.hpp"
 
@@ -75,6 +77,11 @@ struct Case {
 
 // Expands and validates a request. Throws ParamError (one line: the problem and the fix).
 std::vector<Case> plan(const RunRequest& request);
+
+// The cache geometry of the simulator and the model (counters/cache_geometry.hpp) for these
+// cases: from --sim-l1, --sim-ll and sysfs when a case is simulated or modelled, else nullopt.
+// Throws ParamError for a bad option or a cache sysfs does not describe.
+std::optional<SimGeometry> cache_geometry_for(const RunRequest& request, const std::vector<Case>& cases);
 
 // 1, 2, 4, ... below the CPUs this process may use, then that count itself: the scaling sweep
 // that fits the machine (`--threads auto`; a preset's "threads": "auto").

@@ -146,8 +146,9 @@ void simulated_and_modelled(std::vector<Column>& s) {
   s.push_back({"model_l2_misses", T::integer, "misses", "model",
                "modelled, not measured: the tasks' recorded footprints replayed through one LRU cache per worker of "
                "the L2's geometry, a write invalidating the other workers' copies (the sidecar's `cache_model`)",
-               "footprints were not recorded (`--counters model`), or the workload does not declare its "
-               "footprint (every workload but locality and matmul)",
+               "footprints were not recorded (`--counters model`), the workload does not declare its "
+               "footprint (every workload but locality and matmul), or more threads ran tasks than the case "
+               "has workers (os-threads: a thread per task)",
                [](const RowContext& r) { return optional_cell(r.m.model_l2_misses); }});
 }
 

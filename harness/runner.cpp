@@ -68,6 +68,7 @@ nlohmann::json parameter_defaults() {
 void describe_cache_back_ends(nlohmann::json& d, const std::vector<Case>& cases, const std::optional<SimGeometry>& g) {
   const bool simulated = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated; });
   const bool modelled = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.modelled; });
+  if (!g) return;
   if (simulated) {
     d["simulator"] = {{"tool", valgrind_version() + " --tool=callgrind --cache-sim=yes"},
                       {"geometry", g->json()},
@@ -262,16 +263,13 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 }  // namespace
 
 RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv, HwCounters& events) {
-  std::optional<SimGeometry> geometry;
-  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; })) {
-    geometry = resolve_sim_geometry(r.sim_l1, r.sim_ll);  // plan() has checked it resolves
-  }
+  const std::optional<SimGeometry> geometry = cache_geometry_for(r, cases);  // plan() has checked it
   Sidecar sidecar(r, events, cases, geometry);
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
   std::unique_ptr<ChromeTrace> timeline;
   if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
-  RunState run{r,        csv, events, sidecar, progress, schedtrace, timeline.get(), geometry, 0, 0, {},
+  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), geometry, 0, 0, {},
                std::mt19937_64(r.order_seed)};
 
   RunOutcome outcome;

@@ -30,10 +30,9 @@ struct SimSettings {
   unsigned warmup = 1;  // untimed runs in the child before the measured one
 };
 
-class SimSubject final : public Subject {
+class SimSubject final : public ProcessSubject {
  public:
-  SimSubject(const Case& c, SimSettings settings) : case_(c), settings_(std::move(settings)) {}
-  void warm_up(Workload&, unsigned) override {}  // inside every child, see above
+  SimSubject(const Case& c, SimSettings settings) : ProcessSubject(c), settings_(std::move(settings)) {}
 
  protected:
   // Throws std::runtime_error carrying the child's own error (wrong result, task count) or
@@ -41,7 +40,6 @@ class SimSubject final : public Subject {
   Measurement measure_run(Workload& w, bool traced) override;
 
  private:
-  const Case case_;
   const SimSettings settings_;
 };
 

@@ -159,6 +159,18 @@ TEST(CacheModel, WorkloadsWithoutAFootprintLeaveTheCellEmpty) {
   EXPECT_FALSE(subject.measure(*workload, false).model_l2_misses.has_value());
 }
 
+TEST(CacheModel, AThreadPerTaskIsNotACorePerWorker) {
+  const WorkloadEntry& entry = find_workload("locality");
+  auto workload = entry.make(resolve_params(entry.params, {{"bytes", "64K"}, {"leaf", "8K"}}, "locality"));
+  workload->prepare();
+  const Watchers model{nullptr, nullptr, nullptr, CacheGeometry{1 << 20, 8, 64}};
+  InProcessSubject os_threads(make_scheduler("os-threads", 2), "os-threads", "os-threads", model);
+  EXPECT_FALSE(os_threads.measure(*workload, false).model_l2_misses.has_value());
+  InProcessSubject steal_half(make_scheduler("steal-half", 2), "steal-half", "steal-half", model);
+  EXPECT_TRUE(steal_half.measure(*workload, false).model_l2_misses.has_value());
+  workload->cleanup();
+}
+
 TEST(CacheGeometry, ParsesWhatValgrindAcceptsAndRefusesTheRest) {
   const CacheGeometry g = parse_geometry("1M,8,64", "--sim-ll");
   EXPECT_EQ(g.text(), "1048576,8,64");
