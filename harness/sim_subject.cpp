@@ -134,11 +134,7 @@ Measurement SimSubject::measure_run(Workload&, bool) {
   // This very binary, through this process's /proc entry: the same file even if a rebuild has
   // replaced it on disk since the run began (Valgrind would open its own /proc/self/exe).
   const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
-  for (const std::string& a : {self, std::string("simulated-repetition"),
-                               std::string("--request"), request_json(case_, settings_).dump(), std::string("--out"),
-                               result}) {
-    args.push_back(a);
-  }
+  args.insert(args.end(), {self, "simulated-repetition", "--request", request_json(case_, settings_).dump(), "--out", result});
   const int status = spawn_and_wait(args, errors);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))

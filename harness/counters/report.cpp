@@ -13,11 +13,11 @@
 #include "counters/cache_geometry.hpp"
 #include "counters/columns.hpp"
 #include "counters/hw_counters.hpp"
+#include "counters/kernel_events.hpp"
+#include "counters/probe.hpp"
 #include "counters/sim.hpp"
 #include "params.hpp"
 #include "row.hpp"
-#include "counters/kernel_events.hpp"
-#include "counters/probe.hpp"
 
 namespace schedlab {
 namespace counters {

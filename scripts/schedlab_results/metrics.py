@@ -56,21 +56,21 @@ def _parks_per_task(row, _block):
     return (_cell(row, "parks") + _cell(row, "unparks") + 1.0) / tasks if tasks > 0 else math.nan
 
 
+# Where cache misses per task come from, in order of preference: the core's own L2 counted by the
+# PMU, else Valgrind's simulated last level (the per-core L2's geometry by default).
+CACHE_SOURCES = (("papi_l2_dcm", "PAPI L2", False), ("sim_ll_misses", "simulated L2", True))
+
+
 def _cache_misses_per_task(row, _block):
     """The core's own cache: PAPI's L2 data misses where the machine counted them, else the
     simulator's last-level data misses (Valgrind, as configured for the run). A simulated row
     has only the simulator's: events are not counted under Valgrind."""
     tasks = _cell(row, "tasks")
-    for column in ("papi_l2_dcm", "sim_ll_misses"):
+    for column, _, _ in CACHE_SOURCES:
         misses = _cell(row, column)
         if not math.isnan(misses):
             return misses / tasks if tasks > 0 else math.nan
     return math.nan
-
-
-# Where cache misses per task come from, in order of preference: the core's own L2 counted by the
-# PMU, else Valgrind's simulated last level (the per-core L2's geometry by default).
-CACHE_SOURCES = (("papi_l2_dcm", "PAPI L2", False), ("sim_ll_misses", "simulated L2", True))
 
 
 def cache_source(rows):
