@@ -260,6 +260,21 @@ class CompareTest(TempDirTest):
         self.assertIn("only in OLD", result.stdout)
         self.assertNotIn("only in NEW", result.stdout)
 
+    def test_simulated_repetitions_are_not_compared_with_native_ones(self):
+        # NEW holds the fixture's rows plus simulated copies of them, a thousand times slower
+        # (Valgrind's times): its times must be the fixture's own.
+        header, rows = fixture_rows()
+        wall = header.index("wall_ns")
+        native = [r + ["0"] for r in rows]
+        simulated = [r[:wall] + [str(int(float(r[wall]) * 1000))] + r[wall + 1:] + ["1"] for r in rows]
+        write_csv(self.tmp / "old.csv", header + ["simulated"], native)
+        write_csv(self.tmp / "new.csv", header + ["simulated"], native + simulated)
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(" 9/9 ", result.stdout)  # the same repetitions on both sides
+        self.assertNotIn("/18 ", result.stdout)
+        self.assertNotRegex(result.stdout, r"(?m)(faster|slower)\s*$")
+
     def test_bad_input_is_one_line_and_status_2(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
         self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
