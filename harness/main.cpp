@@ -5,6 +5,8 @@
 //   schedlab run --preset quick            a named preset (harness/presets.json)
 //   schedlab counters                      what this machine can count, and why not the rest
 //   schedlab columns [--markdown|--json]   the CSV's columns (harness/row.cpp)
+//   schedlab simulated-repetition ...      (hidden) one repetition under Valgrind, for `--counters
+//                                          sim` (harness/sim_subject.hpp); not for people
 //
 // Exit status: 0 done; 1 a run failed (wrong result, runtime error, out of threads or memory);
 // 2 the request was refused (bad name, value or file), nothing ran or was written; 130
@@ -36,6 +38,7 @@
 #include "registry.hpp"
 #include "row.hpp"
 #include "runner.hpp"
+#include "sim_subject.hpp"
 #include "summary.hpp"
 
 namespace schedlab {
@@ -131,6 +134,7 @@ void check_output_paths(const RunRequest& request) {
   check_output_path(request.trace_path, "--trace");
 }
 
+// The events; a missing simulator is refused by plan(), which knows which cases are simulated.
 void require_counters(const HwCounters& events) {
   for (const CounterAvailability& a : events.availability()) {
     if (!a.available) {
@@ -173,11 +177,11 @@ int cmd_run(RunRequest request, const std::string& out) {
   }
   check_output_paths(request);
   const std::vector<Case> cases = plan(request);
-  HwCounters events(parse_counter_selection(request.counters));
+  HwCounters events(parse_counters(request.counters).events);
   if (request.require_counters) require_counters(events);
   if (request.memory_budget != 0) set_memory_budget(request.memory_budget);
   install_crash_handlers();
-  RunOutputs outputs(request, events);
+  RunOutputs outputs(request, cases, events);
   std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
                request.out_path.c_str());
   return report_outcome(execute(request, cases, outputs, events), request.out_path);
@@ -188,6 +192,7 @@ struct RunOptions {
   std::string schedulers, workloads, threads = "1", out, preset;
   unsigned reps = 5, warmup = 1;
   std::string counters = "default";
+  std::string sim_l1, sim_ll;
   bool require_counters = false;
   unsigned schedtrace_ms = 0;
   std::string trace_path;
@@ -198,6 +203,15 @@ struct RunOptions {
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
 };
+
+// --sim-l1 / --sim-ll, on `run` and on `counters` (which shows the geometry a run would use).
+void add_geometry_options(CLI::App& cmd, std::string& sim_l1, std::string& sim_ll) {
+  cmd.add_option("--sim-l1", sim_l1,
+                 "Simulated L1 data cache as SIZE,ASSOC,LINE (default: this machine's, from sysfs)");
+  cmd.add_option("--sim-ll", sim_ll,
+                 "Simulated last-level cache, also the model's per-core cache, as SIZE,ASSOC,LINE (default: this "
+                 "machine's per-core L2, from sysfs)");
+}
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
@@ -210,8 +224,11 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case");
   o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions");
   run->add_option("--counters", o.counters,
-                  "Hardware/kernel events per worker: default, none, sw, cache, or columns (see `schedlab counters`)")
+                  "Hardware/kernel events per worker: default, none, sw, cache, or columns; plus sim (each "
+                  "repetition under Valgrind's cache simulator) and model (per-core cache model of the "
+                  "recorded footprints) (see `schedlab counters`)")
       ->capture_default_str();
+  add_geometry_options(*run, o.sim_l1, o.sim_ll);
   run->add_flag("--require-counters", o.require_counters, "Refuse to run if a selected counter is unavailable");
   run->add_option("--trace", o.trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
   run->add_option("--trace-max-events", o.trace_max_events, "Cap on events in the --trace file")
@@ -270,6 +287,8 @@ RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::st
                          char** argv) {
   RunRequest request = o.preset.empty() ? selection_request(o) : preset_request(o, run, presets_file);
   request.counters = o.counters;
+  request.sim_l1 = o.sim_l1;
+  request.sim_ll = o.sim_ll;
   request.require_counters = o.require_counters;
   request.schedtrace_ms = o.schedtrace_ms;
   request.trace_path = o.trace_path;
@@ -323,7 +342,16 @@ int main_impl(int argc, char** argv) {
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
   app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
-  app.add_subcommand("counters", "Show which hardware and kernel counters this machine can read, and why not the others");
+  CLI::App* counters_cmd = app.add_subcommand(
+      "counters", "Show which hardware and kernel counters this machine can read, and why not the others; the "
+                  "simulated and modelled cache counters and their geometry");
+  std::string report_l1, report_ll;
+  add_geometry_options(*counters_cmd, report_l1, report_ll);
+  // The child of a simulated repetition (sim_subject.hpp); hidden: its group is empty.
+  CLI::App* child = app.add_subcommand("simulated-repetition", "")->group("");
+  std::string child_request, child_out;
+  child->add_option("--request", child_request)->required();
+  child->add_option("--out", child_out)->required();
   CLI::App* columns_cmd = app.add_subcommand("columns", "Describe the CSV's columns (the schema in harness/row.cpp)");
   bool markdown = false, json = false;
   columns_cmd->add_flag("--markdown", markdown, "As README's Markdown table");
@@ -342,7 +370,11 @@ int main_impl(int argc, char** argv) {
     return kExitRefused;
   }
   if (app.got_subcommand("list")) return cmd_list(presets_file);
-  if (app.got_subcommand("counters")) return print_counter_report(std::cout);
+  if (app.got_subcommand("counters")) return print_counter_report(std::cout, report_l1, report_ll);
+  if (app.got_subcommand("simulated-repetition")) {
+    run_simulated_repetition(child_request, child_out);
+    return 0;
+  }
   if (app.got_subcommand("columns")) return cmd_columns(markdown, json);
   refuse_empty_values(*run);
   return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out);

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "chrome_trace.hpp"
+#include "counters/cache_model.hpp"
 #include "counters/hw_counters.hpp"
 #include "metadata.hpp"
 #include "schedtrace.hpp"
@@ -138,7 +139,7 @@ Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
 }
 
 // The timed region and what brackets it. Invariant: nothing between the two clock reads but
-// Scheduler::run (the counters, events and rusage are read outside them).
+// Scheduler::run (the counters, events, rusage and footprint log are read outside them).
 Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   Scheduler& s = *scheduler_;
   ChromeTrace* timeline = traced ? watchers_.timeline : nullptr;
@@ -147,18 +148,20 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
     timeline = nullptr;
   }
   if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_);
+  if (watchers_.model) footprints_.start();
   const CounterSet before = s.counters();
   const Usage u0 = process_usage();
   if (watchers_.events) watchers_.events->start(s.worker_tids());
-  const auto t0 = std::chrono::steady_clock::now();
+  std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> region;
   try {
-    s.run([&w] { w.run(); });
+    region = run_region(w);
   } catch (...) {
     if (watchers_.events) (void)watchers_.events->stop();
     if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+    footprints_.stop();
     throw;
   }
-  const auto t1 = std::chrono::steady_clock::now();
+  const auto [t0, t1] = region;
   Measurement m;
   if (watchers_.events) {
     for (const auto& [column, value] : watchers_.events->stop()) {
@@ -178,7 +181,28 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   m.cpu_ns = u1.cpu_ns - u0.cpu_ns;
   m.nvcsw = u1.nvcsw - u0.nvcsw;
   m.nivcsw = u1.nivcsw - u0.nivcsw;
+  if (watchers_.model) {
+    footprints_.stop();
+    // A workload that declares no footprint records nothing: its cell stays empty, not 0. The
+    // model gives each worker thread a core; where more threads ran tasks than the case has
+    // workers (os-threads: a thread per task), that does not hold and the cell stays empty too.
+    const std::vector<Footprint> record = footprints_.records();
+    if (!record.empty() && footprints_.workers() <= s.threads()) {
+      m.model_l2_misses = replay_misses(record, footprints_.workers(), *watchers_.model);
+    }
+  }
   return m;
+}
+
+std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>
+InProcessSubject::run_region(Workload& w) {
+  const bool bracket = std::exchange(bracket_next_, false);
+  if (bracket) simulated_region_begin();
+  const auto t0 = std::chrono::steady_clock::now();
+  scheduler_->run([&w] { w.run(); });
+  const auto t1 = std::chrono::steady_clock::now();
+  if (bracket) simulated_region_end();
+  return {t0, t1};
 }
 
 }  // namespace schedlab

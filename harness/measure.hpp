@@ -20,13 +20,19 @@
 // leave it out.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "counters.hpp"
+#include "counters/cache_geometry.hpp"
+#include "counters/sim.hpp"
+#include "footprint.hpp"
+#include "plan.hpp"
 #include "scheduler.hpp"
 #include "workload.hpp"
 
@@ -77,6 +83,11 @@ struct Measurement {
   MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
   // The workload's total work over its longest task: no schedule can speed it up more.
   std::optional<double> work_span_ratio;
+  // Valgrind's counts of the measured region, when it ran under the simulator (sim.hpp).
+  std::optional<SimCounts> sim;
+  // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
+  // workload declares its footprint (locality, matmul).
+  std::optional<std::uint64_t> model_l2_misses;
 };
 
 class Subject {
@@ -93,6 +104,17 @@ class Subject {
   virtual Measurement measure_run(Workload& w, bool traced) = 0;
 };
 
+// A Subject whose every repetition is another process (the Go twin, schedlab under Valgrind):
+// the warm-up runs inside each one, because a new process starts cold, so warm_up() is empty.
+class ProcessSubject : public Subject {
+ public:
+  explicit ProcessSubject(const Case& c) : case_(c) {}
+  void warm_up(Workload&, unsigned) final {}
+
+ protected:
+  const Case case_;
+};
+
 
 
 // What watches an in-process run besides the clock; each may be null.
@@ -100,6 +122,9 @@ struct Watchers {
   HwCounters* events = nullptr;       // per-worker hardware/kernel events
   SchedTracer* schedtrace = nullptr;  // --schedtrace lines
   ChromeTrace* timeline = nullptr;    // --trace
+  // --counters model: record the tasks' footprints and replay them through one cache of this
+  // geometry per worker (cache_model.hpp).
+  std::optional<CacheGeometry> model;
 };
 
 class InProcessSubject final : public Subject {
@@ -109,17 +134,24 @@ class InProcessSubject final : public Subject {
                    Watchers watchers);
   void warm_up(Workload& w, unsigned runs) override;
   Scheduler& scheduler() { return *scheduler_; }
+  // The next run's measured region is the simulator's: bracketed by its client requests
+  // (sim.hpp). Used by the simulated child, after its warm-up runs.
+  void bracket_next_run_for_simulator() { bracket_next_ = true; }
 
  protected:
   Measurement measure_run(Workload& w, bool traced) override;
 
  private:
   Measurement run_timed(Workload& w, bool traced);
+  // The clock around Scheduler::run, and the simulator's bracket when asked for.
+  std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> run_region(Workload& w);
 
   std::unique_ptr<Scheduler> scheduler_;
   const std::string label_;
   const std::string name_;
   Watchers watchers_;
+  FootprintLog footprints_;
+  bool bracket_next_ = false;
 };
 
 // The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the

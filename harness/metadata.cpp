@@ -83,23 +83,34 @@ std::string format_time(const char* fmt) {
 
 }  // namespace
 
-std::size_t cache_size_bytes(int level) {
+std::optional<CacheInfo> cache_info(int level, bool instruction) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     const std::string lvl = read_first_line(dir + "level");
     if (lvl.empty()) break;
     if (std::stoi(lvl) != level) continue;
     const std::string type = read_first_line(dir + "type");
-    if (type != "Data" && type != "Unified") continue;
+    if (instruction ? type != "Instruction" : (type != "Data" && type != "Unified")) continue;
     std::string size = read_first_line(dir + "size");  // "2048K"
-    if (size.empty()) return 0;
+    if (size.empty()) return std::nullopt;
     std::size_t scale = 1;
     if (size.back() == 'K') scale = 1024;
     if (size.back() == 'M') scale = 1024 * 1024;
     if (scale != 1) size.pop_back();
-    return static_cast<std::size_t>(std::stoull(size)) * scale;
+    CacheInfo info;
+    info.size = static_cast<std::size_t>(std::stoull(size)) * scale;
+    const std::string ways = read_first_line(dir + "ways_of_associativity");
+    const std::string line = read_first_line(dir + "coherency_line_size");
+    if (!ways.empty()) info.ways = static_cast<unsigned>(std::stoul(ways));
+    if (!line.empty()) info.line = static_cast<unsigned>(std::stoul(line));
+    return info;
   }
-  return 0;
+  return std::nullopt;
+}
+
+std::size_t cache_size_bytes(int level) {
+  const std::optional<CacheInfo> info = cache_info(level);
+  return info ? info->size : 0;
 }
 
 unsigned usable_cpus() {

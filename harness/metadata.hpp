@@ -11,6 +11,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace schedlab {
@@ -20,6 +21,17 @@ nlohmann::json machine_info();
 
 // CPUs this process may run on (its affinity mask, as taskset sets it), at least 1.
 unsigned usable_cpus();
+
+// One cache of CPU 0 as sysfs describes it (/sys/devices/system/cpu/cpu0/cache/indexN).
+struct CacheInfo {
+  std::size_t size = 0;  // bytes
+  unsigned ways = 0;     // associativity; 0 when the kernel does not say
+  unsigned line = 0;     // coherency line size in bytes; 0 when the kernel does not say
+};
+
+// The cache at `level` (1, 2, 3) of CPU 0: the data or unified one, or with `instruction` the
+// instruction one. nullopt when the kernel does not describe it.
+std::optional<CacheInfo> cache_info(int level, bool instruction = false);
 
 // Size in bytes of the unified or data cache at `level` (1, 2, 3) of CPU 0, from sysfs; 0 when
 // the kernel does not say.

@@ -77,6 +77,20 @@ unsigned count(const json& v, const std::string& where) {
   return v.get<unsigned>();
 }
 
+// A run's "counters": the back ends it adds to --counters for its cases, "sim" and/or "model".
+// The events themselves stay with --counters (one selection for the whole run).
+void read_back_ends(const json& v, const std::string& where, RunPart& part) {
+  for (const std::string& item : text_list(v, where)) {
+    if (item == "sim") {
+      part.simulated = true;
+    } else if (item == "model") {
+      part.modelled = true;
+    } else {
+      throw ParamError(where + ": '" + item + "' cannot be set per run; use sim or model (events come from --counters)");
+    }
+  }
+}
+
 }  // namespace
 
 std::string default_presets_path() { return SCHEDLAB_PRESETS_FILE; }
@@ -113,7 +127,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];
     const std::string at = where + ", run " + std::to_string(i + 1);
-    only_keys(run, {"workload", "params", "schedulers", "threads"}, at);
+    only_keys(run, {"workload", "params", "schedulers", "threads", "counters"}, at);
     RunPart part;
     if (!run.contains("workload")) throw ParamError(at + ": needs 'workload'");
     part.workloads = text_list(run["workload"], at + ": workload");
@@ -122,6 +136,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
     part.schedulers = text_list(schedulers, at + ": schedulers");
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");
+    if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);
     if (run.contains("params")) {
       if (!run["params"].is_object()) throw ParamError(at + ": 'params' must be an object");
       for (const auto& [param, values] : run["params"].items()) {

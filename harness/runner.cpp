@@ -19,6 +19,7 @@
 #include "row.hpp"
 #include "schedtrace.hpp"
 #include "sidecar.hpp"
+#include "sim_subject.hpp"
 
 namespace schedlab {
 
@@ -85,10 +86,12 @@ unsigned live_threads(const Case& c) { return c.scheduler->external ? 0 : c.thre
 // the error.
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
   if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
+  if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.out.geometry(), run.request.warmup});
+  Watchers watchers{&run.events, &run.schedtrace, run.out.trace(), std::nullopt};
+  if (c.modelled) watchers.model = run.out.geometry()->ll;
   try {
     return std::make_unique<InProcessSubject>(c.scheduler->make(c.threads, c.scheduler_params), c.label(),
-                                              c.scheduler->name,
-                                              Watchers{&run.events, &run.schedtrace, run.out.trace()});
+                                              c.scheduler->name, watchers);
   } catch (const ResourceError& e) {
     throw ResourceError(c.label() + ": " + e.what());
   } catch (const std::bad_alloc&) {
@@ -232,8 +235,11 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 RunStatus run_blocks(const std::vector<Case>& cases, RunState& run) {
   for (std::size_t first = 0; first < cases.size();) {
     std::size_t last = first;
+    // A block is one workload configuration; simulated cases form blocks of their own (their
+    // wall time is Valgrind's, never compared with a native run's).
     while (last < cases.size() && cases[last].workload == cases[first].workload &&
-           cases[last].workload_params == cases[first].workload_params) {
+           cases[last].workload_params == cases[first].workload_params &&
+           cases[last].simulated == cases[first].simulated) {
       ++last;
     }
     if (!run_block(cases.data() + first, cases.data() + last, run)) return RunStatus::interrupted;
@@ -256,12 +262,13 @@ const char* status_word(RunStatus s) {
 
 }  // namespace
 
-RunOutputs::RunOutputs(const RunRequest& r, const HwCounters& events) {
+RunOutputs::RunOutputs(const RunRequest& r, const std::vector<Case>& cases, const HwCounters& events)
+    : geometry_(cache_geometry_for(r, cases)) {  // plan() has checked it
   try {
     if (!r.trace_path.empty()) trace_ = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
     csv_ = std::make_unique<CsvWriter>(r.out_path, header());
     try {
-      sidecar_ = std::make_unique<Sidecar>(r, events, csv_->row_counter());
+      sidecar_ = std::make_unique<Sidecar>(r, events, cases, geometry_, csv_->row_counter());
     } catch (...) {
       ::unlink(r.out_path.c_str());  // created just now, holds only the header
       throw;

@@ -6,12 +6,14 @@
 //                      ─► per repetition: Measurement ─► Row (row.hpp) ─► CSV
 //                      ─► the sidecar (sidecar.hpp), the summary table, the Chrome trace
 //
-// execute() stops at the first failed run: that case gets no row, the rows already written
-// stay, and the sidecar says "failed" and why.
+// Simulated cases (`--counters sim`) get a SimSubject (sim_subject.hpp) and blocks of their own;
+// modelled ones record footprints (measure.hpp). execute() stops at the first failed run: that
+// case gets no row, the rows already written stay, and the sidecar says "failed" and why.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,13 +51,16 @@ class Sidecar;
 // the errno and the fix), and removes those already created: a refused run leaves nothing.
 class RunOutputs {
  public:
-  RunOutputs(const RunRequest& r, const HwCounters& events);
+  RunOutputs(const RunRequest& r, const std::vector<Case>& cases, const HwCounters& events);
   ~RunOutputs();
   CsvWriter& csv() { return *csv_; }
   Sidecar& sidecar() { return *sidecar_; }
   ChromeTrace* trace() { return trace_.get(); }
+  // The simulator's and the model's cache geometry, when a case is simulated or modelled.
+  const std::optional<SimGeometry>& geometry() const { return geometry_; }
 
  private:
+  std::optional<SimGeometry> geometry_;
   std::unique_ptr<ChromeTrace> trace_;
   std::unique_ptr<CsvWriter> csv_;
   std::unique_ptr<Sidecar> sidecar_;

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "counters/hw_counters.hpp"
+#include "counters/sim.hpp"
 #include "diagnostics.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
@@ -25,6 +27,27 @@ nlohmann::json parameter_defaults() {
   for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
   for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
   return out;
+}
+
+// The sidecar's word on the simulated and modelled back ends, when the run uses them: the
+// geometry, what the simulator sees, what the model is.
+void describe_cache_back_ends(nlohmann::json& d, const std::vector<Case>& cases, const std::optional<SimGeometry>& g) {
+  const bool simulated = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated; });
+  const bool modelled = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.modelled; });
+  if (!g) return;
+  if (simulated) {
+    d["simulator"] = {{"tool", valgrind_version() + " --tool=callgrind --cache-sim=yes"},
+                      {"geometry", g->json()},
+                      {"region", "CALLGRIND_ZERO_STATS before the clock starts, CALLGRIND_DUMP_STATS after it stops; "
+                                 "set-up, warm-up, the result check and teardown are not counted"},
+                      {"sees", kSimulatorSees}};
+  }
+  if (modelled) {
+    d["cache_model"] = {{"geometry", g->ll.json()},
+                        {"what", "model_l2_misses: a model, not a measurement: the recorded footprints of locality "
+                                 "and matmul replayed through one LRU cache per worker of this geometry, a write "
+                                 "invalidating the other workers' copies (harness/counters/cache_model.hpp)"}};
+  }
 }
 
 // `data` dumped with each string value in `holes` cut out, quotes and all: the pieces a
@@ -49,7 +72,8 @@ constexpr char kRowsHole[] = "\x01rows";
 
 }  // namespace
 
-Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::atomic<std::size_t>& rows)
+Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vector<Case>& cases,
+                 const std::optional<SimGeometry>& geometry, const std::atomic<std::size_t>& rows)
     : file_(metadata_path_for(r.out_path)), rows_(rows) {
   run_id_ = compact_timestamp() + "-" + host_name() + "-" + std::to_string(::getpid());
   nlohmann::json& d = file_.data();
@@ -75,6 +99,7 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::atomi
        "other columns are not measured for them"});
   d["schema"] = schema_json();
   d["parameters"] = parameter_defaults();
+  describe_cache_back_ends(d, cases, geometry);
   file_.create();
   prepare_last_words();
   set_overflow_context("no case yet");

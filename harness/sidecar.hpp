@@ -9,20 +9,27 @@
 
 #include <atomic>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "counters/cache_geometry.hpp"
 
 #include "metadata.hpp"
 
 namespace schedlab {
 
 class HwCounters;
+struct Case;
 struct RunRequest;
 
 class Sidecar {
  public:
   // Creates the sidecar of r.out_path, never over an existing file. `rows` counts the CSV's rows
   // (read by an abrupt end). Throws std::runtime_error naming the file, the errno and the fix.
-  Sidecar(const RunRequest& r, const HwCounters& events, const std::atomic<std::size_t>& rows);
+  // `geometry`: the simulator's and the model's, described when a case is simulated or modelled.
+  Sidecar(const RunRequest& r, const HwCounters& events, const std::vector<Case>& cases,
+          const std::optional<SimGeometry>& geometry, const std::atomic<std::size_t>& rows);
   ~Sidecar();  // forgets the prepared last words
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;

@@ -26,11 +26,12 @@ std::string workload_key(const CaseResult& r) {
 }
 
 // The median time of `variant` on the same workload configuration (at the same thread count
-// if `same_threads`), NaN when it was not run.
+// if `same_threads`), NaN when it was not run. A simulated case is compared only with simulated
+// ones (Valgrind's times are not a native run's).
 double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& variant,
                  bool same_threads) {
   for (const CaseResult& o : results) {
-    if (o.c.variant() == variant && workload_key(o) == workload_key(r) &&
+    if (o.c.variant() == variant && workload_key(o) == workload_key(r) && o.c.simulated == r.c.simulated &&
         (!same_threads || o.c.threads == r.c.threads) && !o.wall_ns.empty()) {
       return median(o.wall_ns);
     }
@@ -42,6 +43,7 @@ double reference(const std::vector<CaseResult>& results, const CaseResult& r, co
 
 std::string summary_table(const std::vector<CaseResult>& results) {
   std::ostringstream out;
+  bool simulated = false;
   out << std::left << std::setw(34) << "workload" << " " << std::setw(22) << "scheduler" << std::right
       << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
       << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "\n";
@@ -50,7 +52,9 @@ std::string summary_table(const std::vector<CaseResult>& results) {
     const double med = median(r.wall_ns);
     const double serial = reference(results, r, "serial", false);
     const double tbb = reference(results, r, "tbb", true);
-    out << std::left << std::setw(34) << workload_key(r) << " " << std::setw(22) << r.c.variant()
+    simulated = simulated || r.c.simulated;
+    out << std::left << std::setw(34) << workload_key(r) << " " << std::setw(22)
+        << r.c.variant() + (r.c.simulated ? " [sim]" : "")
         << std::right << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2)
         << std::setw(11) << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
         << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)
@@ -58,6 +62,10 @@ std::string summary_table(const std::vector<CaseResult>& results) {
   }
   out << "vs serial: speedup over the sequential elision (higher is better); "
          "vs tbb: time relative to oneTBB at the same threads (lower is better)\n";
+  if (simulated) {
+    out << "[sim]: run under Valgrind's cache simulator; its times are Valgrind's and are compared only with other "
+           "[sim] rows\n";
+  }
   return out.str();
 }
 

@@ -6,7 +6,7 @@ from statistics import median
 from pandas.api.types import is_numeric_dtype
 
 from .cli import run
-from .load import CASE_KEY, UserError, load, natural_key
+from .load import CASE_KEY, UserError, load, native, natural_key, simulated
 from .stats import ALPHA, change_interval, format_p, mwu_p
 
 PROG = "scripts/compare"
@@ -14,8 +14,10 @@ PROG = "scripts/compare"
 
 def case_values(results, path, metric):
     """{case key: (variant label, [values of the repetitions])}; None when the column is absent
-    or empty. Raises UserError for a column of text, which has no median."""
+    or empty. Simulated rows count only for the simulator's own columns (sim_*), and then alone:
+    their times are Valgrind's. Raises UserError for a column of text, which has no median."""
     rows = results.rows
+    rows = rows[simulated(rows)] if metric.startswith("sim_") else native(rows)
     if metric not in rows or rows[metric].isna().all():
         return None
     if not is_numeric_dtype(rows[metric]):

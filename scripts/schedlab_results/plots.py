@@ -7,7 +7,11 @@ Shared conventions (Painter, cluster_bars): bars are the Hodges-Lehmann estimate
 repetitions with its 95% interval, the interval the claims use; a panel whose values span more
 than 30x is drawn on a log scale; times are shown in the unit that suits the panel (ns, µs, ms,
 s); a measurement the machine could not make is one short line in the figure, and its reason
-stays in the report's counters table."""
+stays in the report's counters table.
+
+Rows run under Valgrind's simulator (`simulated` = 1) appear in one place only, the cache
+figure's simulated panel: their times are Valgrind's, so no time figure may show them."""
+import dataclasses
 import math
 import os
 import textwrap
@@ -21,7 +25,7 @@ import numpy as np  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import doc  # noqa: E402
-from .load import CASE_KEY, config_labels, natural_key  # noqa: E402
+from .load import CASE_KEY, config_labels, native, natural_key, simulated  # noqa: E402
 from .stats import efficiency, efficiency_reference, metg, per_task, summarise  # noqa: E402
 
 plt.rcParams.update({
@@ -68,7 +72,9 @@ class Painter:
     title that wraps, and writing PNG + SVG + PDF."""
 
     def __init__(self, results, out_dir):
-        self.results = results
+        # Every figure reads the native rows; the cache figure also the simulated ones.
+        self.results = dataclasses.replace(results, rows=native(results.rows))
+        self.simulated_rows = results.rows[simulated(results.rows)]
         self.out_dir = out_dir
         variants = sorted(results.rows["variant"].unique())
         palette = plt.get_cmap("tab10" if len(variants) <= 10 else "tab20").colors
@@ -283,12 +289,14 @@ def figure_speedup(p):
     return s
 
 
-def config_table(rows, value):
+def config_table(rows, value, siblings=None):
     """Bars table for a panel: `value` summarised per case at each configuration's largest
-    thread count; group = configuration label, bar = scheduler variant."""
+    thread count; group = configuration label (naming what differs from the configurations of
+    `siblings` too, when given), bar = scheduler variant."""
     rows = at_largest_threads(rows)
     configs = list(zip(rows["workload"], rows["workload_params"]))
-    labels = config_labels(set(configs))
+    others = [] if siblings is None else list(zip(siblings["workload"], siblings["workload_params"]))
+    labels = config_labels(set(configs) | set(others))
     grouped = rows.assign(workload_params=[labels[c] for c in configs])
     return summarise(grouped, value).rename(columns={"workload_params": "group", "variant": "bar"})
 
@@ -340,6 +348,9 @@ def figure_cache(p):
                           ("papi_l3_tcm", "L3 cache misses per task")):
         table = config_table(rows, per_task(rows, column)) if r.measured(column) else None
         candidates.append((title, "misses per task", table, column))
+    without_pmu = not r.measured("papi_l2_dcm")
+    if without_pmu:
+        candidates += simulated_and_modelled_candidates(p)
     panels, missing = measured_panels(r, candidates)
     if not panels:
         return s.skip("not measured on this machine: " + ", ".join(missing) +
@@ -348,6 +359,13 @@ def figure_cache(p):
                                 "cache, at each configuration's largest thread count", panels, missing)
     s.blocks.append(doc.Paragraph(
         f"Hardware counts summed over worker threads, divided by tasks. {INTERVAL}."))
+    if without_pmu:
+        s.blocks.append(doc.Paragraph(
+            "Without PAPI's L2 counts: SIMULATED = Valgrind's cache simulator (`--counters sim`), "
+            "one thread at a time on one cache hierarchy shared by all threads, exact for the "
+            "order of execution at 1 worker; MODELLED = the recorded task footprints replayed "
+            "through one LRU cache per worker (`--counters model`), a model, shown at every "
+            "thread count; the sidecar gives both geometries."))
     return s
 
 
@@ -366,6 +384,35 @@ def figure_switches(p):
                  [("context switches per run", "switches per run", config_table(rows, switches))])
     s.blocks.append(doc.Paragraph(f"Counted from {source}. {INTERVAL}."))
     return s
+
+
+def threads_table(rows, value):
+    """Bars table with one group per configuration and thread count (group = label and
+    workers, bar = scheduler variant)."""
+    configs = list(zip(rows["workload"], rows["workload_params"]))
+    labels = config_labels(set(configs))
+    grouped = rows.assign(workload_params=[f"{labels[c]} · {t} worker{'s' if t != 1 else ''}"
+                                           for c, t in zip(configs, rows["threads"])])
+    return summarise(grouped, value).rename(columns={"workload_params": "group", "variant": "bar"})
+
+
+def simulated_and_modelled_candidates(p):
+    """The cache figure's panels where PAPI's L2 is missing, as measured_panels() candidates:
+    the simulator's last-level misses (simulated rows, at their largest thread count) and the
+    model's (every thread count)."""
+    sim = p.simulated_rows
+    sim_values = per_task(sim, "sim_ll_misses")
+    # Labelled against the native configurations: the simulated ones usually differ (passes=1).
+    sim_table = config_table(sim, sim_values, p.results.rows) if sim_values.notna().any() else None
+    rows = p.results.rows
+    model_values = per_task(rows, "model_l2_misses")
+    measured = rows[model_values.notna()]
+    model_table = threads_table(measured, model_values[model_values.notna()]) \
+        if not measured.empty else None
+    return [("SIMULATED last-level (L2) data misses per task (Valgrind)",
+             "simulated misses per task", sim_table, "sim_ll_misses"),
+            ("MODELLED L2 misses per task (per-core LRU model)", "modelled misses per task",
+             model_table, "model_l2_misses")]
 
 
 def figure_traffic(p):

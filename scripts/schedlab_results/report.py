@@ -5,7 +5,7 @@ import math
 import os
 
 from . import claims, doc
-from .load import CASE_KEY, natural_key
+from .load import CASE_KEY, native, natural_key
 from .stats import summarise
 
 def flatten(obj, prefix=""):
@@ -95,7 +95,8 @@ def claims_blocks(table):
         "smallest effect that counts (and, for times, the noise floor) with p < 0.05; not held: "
         "the interval excludes that effect; inconclusive: neither. The criteria, each with its "
         "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
-        "oversubscribed thread counts, and blocks with a flagged repetition.")]
+        "oversubscribed thread counts, and blocks with a flagged repetition. Rows run under "
+        "Valgrind's simulator count only for the cache part, which names its source.")]
     rows = []
     texts = {c["id"]: c["text"] for c in table.claims}
     for pr in table.parts:
@@ -106,8 +107,10 @@ def claims_blocks(table):
             + (f" ({r.flagged} flagged blocks left out)" if r.flagged else "")
             for r in pr.configs) or "no matching rows"
         p_values = "; ".join(claims.format_p(r.p_holm) for r in pr.configs) or "n/a"
+        source = claims.judged_on(pr)
+        verdict = f"{pr.verdict} ({source})" if source else pr.verdict
         rows.append([texts.get(part.claim, part.claim), part.name, claims.compared(part), effects,
-                     p_values, pr.verdict, "; ".join(pr.left_out) or "none"])
+                     p_values, verdict, "; ".join(pr.left_out) or "none"])
     blocks.append(doc.Table(["Claim", "Part", "Compared", "Effect [95% interval] per configuration",
                              "p (Holm)", "Verdict", "Left out"], rows))
     return blocks
@@ -126,7 +129,7 @@ def noise_text(noise):
 
 def flagged_blocks(results):
     """How many repetitions of each case were flagged (another process took CPU time)."""
-    rows = results.rows
+    rows = native(results.rows)
     if "noisy" not in rows or not rows["noisy"].notna().any():
         return [doc.Paragraph("Flagged repetitions: not recorded in these runs.")]
     key = CASE_KEY + ["variant"]
@@ -152,7 +155,7 @@ SHORT_NS = 1e6
 
 
 def medians_blocks(results):
-    rows = results.rows
+    rows = native(results.rows)  # simulated rows' times are Valgrind's
     key = CASE_KEY + ["variant"]
     cases = summarise(rows, "wall_ns")
     spread = rows.groupby(key)["wall_ns"].agg(["mean", "std"]).reset_index()

@@ -34,13 +34,27 @@ expect_refused "preset file typo" 2 "unknown key 'parms'" -- --presets-file "$WO
 if "$SCHEDLAB" counters | grep -q "unavailable"; then
   expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
 fi
+# The simulated and modelled back ends: a bad geometry, a geometry for nothing, a preset run's
+# counters, and a simulator that is not there.
+expect_refused "bad --sim-ll" 2 "sim-ll 1000,3,64: .*use SIZE,ASSOC,LINE" -- "${run_small[@]}" --counters model --sim-ll 1000,3,64 --out "$WORK/a.csv"
+expect_refused "--sim-ll without sim or model" 2 "sim-ll applies to simulated or modelled cases" -- "${run_small[@]}" --sim-ll 1M,8,64 --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "counters": "cache"}]}}' >"$WORK/presets.json"
+expect_refused "preset run counters" 2 "counters: 'cache' cannot be set per run" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+SCHEDLAB_VALGRIND="$WORK/no-valgrind" expect_refused "sim required but missing" 2 "counter sim is unavailable on this machine \\(.*\\); drop --require-counters" -- "${run_small[@]}" --counters sim --require-counters --out "$WORK/a.csv"
+err="$(SCHEDLAB_VALGRIND="$WORK/no-valgrind" "$SCHEDLAB" "${run_small[@]}" --counters sim --out "$WORK/a.csv" 2>&1 >/dev/null)"
+rc=$?
+if [ "$rc" = 2 ] && printf '%s' "$err" | grep -q "skipping simulated rows" && printf '%s' "$err" | grep -q "nothing to run"; then
+  echo "ok: sim without valgrind: skipped, nothing to run"
+else
+  fail "sim without valgrind: exit $rc: $err"
+fi
 [ -e "$WORK/a.csv" ] && fail "a refused request created its CSV"
 
 # A good run: CSV header and sidecar.
 "$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 12 --threads 1,2 --reps 2 --warmup 0 \
   --out "$WORK/good.csv" --schedtrace 1 --trace "$WORK/trace.json" 2>"$WORK/stderr" >/dev/null || fail "good run failed"
 [ "$(wc -l <"$WORK/good.csv")" = 9 ] || fail "good run: expected header + 8 rows"
-head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block,scheduler_params,workload_params,' || fail "CSV header"
+head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,scheduler_params,workload_params,' || fail "CSV header"
 $PY - "$WORK" <<'PYEOF' || fail "outputs of the good run"
 import csv, json, re, sys
 work = sys.argv[1]

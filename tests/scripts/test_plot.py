@@ -174,6 +174,37 @@ class PlotPartialDataTest(TempDirTest):
         fair = next(r for r in rows if r[1] == "fair idles more")
         self.assertEqual(fair[5], "not measured")
 
+    def test_without_papi_the_simulator_judges_and_both_cache_sources_are_drawn(self):
+        header, rows = fixture_rows()
+        col = {name: header.index(name) for name in
+               ("workload", "scheduler_params", "wall_ns", "threads", "rep")}
+        locality = [r for r in rows if r[col["workload"]] == "locality"]
+        header = header + ["simulated", "sim_ll_misses", "model_l2_misses"]
+        native = [r + ["0", "", "5000"] for r in locality]
+        # Simulated repetitions at 1 worker: FIFO misses 3x as often, and Valgrind's times are
+        # a thousand times the native ones (they must appear in no median).
+        simulated = []
+        for r in locality:  # the fixture's locality rows ran at 2 threads
+            fifo = "local-order=fifo" in r[col["scheduler_params"]]
+            copy = list(r)
+            copy[col["threads"]] = "1"
+            copy[col["wall_ns"]] = str(int(float(r[col["wall_ns"]]) * 1000))
+            simulated.append(copy + ["1", "9000000" if fifo else "3000000", ""])
+        write_csv(self.tmp / "sim.csv", header, native + simulated)
+        result = run(PLOT, self.tmp / "sim.csv", "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = (self.tmp / "out" / "report.md").read_text()
+        cache = next(r for r in table_rows(section(report, "Claims")) if r[1] == "cache misses")
+        self.assertEqual(cache[5], "held (simulated L2, 1 worker)")
+        self.assertRegex(cache[3], r"locality, 1 thread, n=\d+: 3× \[")
+        self.assertIn("SIMULATED", section(report, "Figures"))
+        self.assertIn("MODELLED", section(report, "Figures"))
+        slowest_native = max(float(r[col["wall_ns"]]) for r in native) / 1e6
+        medians = table_rows(section(report, "Medians per case"))
+        self.assertTrue(medians)
+        self.assertTrue(all(float(m[5]) <= slowest_native for m in medians),
+                        "a simulated time reached the medians")
+
     def test_metg_is_interpolated_where_efficiency_crosses_half(self):
         # The fixture's own efficiencies depend on the machine's load when it was recorded, so
         # the wall times of its loops sweep are rewritten to known efficiencies.
@@ -228,6 +259,21 @@ class CompareTest(TempDirTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("only in OLD", result.stdout)
         self.assertNotIn("only in NEW", result.stdout)
+
+    def test_simulated_repetitions_are_not_compared_with_native_ones(self):
+        # NEW holds the fixture's rows plus simulated copies of them, a thousand times slower
+        # (Valgrind's times): its times must be the fixture's own.
+        header, rows = fixture_rows()
+        wall = header.index("wall_ns")
+        native = [r + ["0"] for r in rows]
+        simulated = [r[:wall] + [str(int(float(r[wall]) * 1000))] + r[wall + 1:] + ["1"] for r in rows]
+        write_csv(self.tmp / "old.csv", header + ["simulated"], native)
+        write_csv(self.tmp / "new.csv", header + ["simulated"], native + simulated)
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(" 9/9 ", result.stdout)  # the same repetitions on both sides
+        self.assertNotIn("/18 ", result.stdout)
+        self.assertNotRegex(result.stdout, r"(?m)(faster|slower)\s*$")
 
     def test_bad_input_is_one_line_and_status_2(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
