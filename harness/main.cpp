@@ -153,7 +153,8 @@ void require_counters(const HwCounters& events) {
 
 // `run --dry-run`: the cases as --filter matches them, what is known of their size, and no
 // invented time: schedlab keeps no per-task cost of this machine before it has measured one, so
-// the time is unknown unless the preset's description (written from a measured run) says it.
+// the time is said to be unknown; a preset's description, which states its authors' estimate
+// for 2 cores, is quoted as theirs.
 std::string dry_run_text(const RunRequest& request, const std::vector<Case>& cases, const std::string& presets_file) {
   std::ostringstream out;
   std::size_t width = 0;

@@ -1,6 +1,6 @@
 // summary.cpp: the table `schedlab run` prints when it finishes, in the manner of hyperfine: a
 // centre and a spread per case, a mark on cases whose repetitions cannot be trusted alone, and
-// "A ran 1.31x [1.22, 1.40] faster than B" for the comparisons the suite is built around, paired
+// "A ran 1.31× [1.22, 1.40] faster than B" for the comparisons the suite is built around, paired
 // by repetition as the claims are (paired.hpp). The table is a list of columns (table_columns):
 // a new column is one entry there.
 #include "summary.hpp"
@@ -94,57 +94,68 @@ std::string marks(const CaseStats& s) {
   return m;
 }
 
+// A column of the table: its header, its alignment and its cell for a case. Widths follow the
+// widest cell.
 struct SummaryColumn {
   std::string header;
-  int width;  // a left-aligned column pads to it; a right-aligned one is right-aligned in it
   bool left;
   std::function<std::string(const CaseStats&)> cell;
 };
 
+std::string or_dash(double v, const std::function<std::string(double)>& format) {
+  return std::isnan(v) ? std::string("-") : format(v);
+}
+
 std::vector<SummaryColumn> table_columns() {
-  const auto or_dash = [](double v, const std::function<std::string(double)>& f) {
-    return std::isnan(v) ? std::string("-") : f(v);
-  };
   return {
-      {"workload", 34, true, [](const CaseStats& s) { return workload_key(*s.r); }},
-      {"scheduler", 24, true,
-       [](const CaseStats& s) { return s.r->c.variant() + (s.r->c.simulated ? " [sim]" : ""); }},
-      {"threads", 8, false, [](const CaseStats& s) { return std::to_string(s.r->c.threads); }},
-      {"median ms", 11, false, [](const CaseStats& s) { return format_double(s.median_ns / 1e6, 2); }},
-      {"± sd ms", 9, false,
-       [=](const CaseStats& s) { return or_dash(s.sd_ns, [](double v) { return "± " + format_double(v / 1e6, 2); }); }},
-      {"ns/task", 10, false,
-       [=](const CaseStats& s) {
+      {"workload", true, [](const CaseStats& s) { return workload_key(*s.r); }},
+      {"scheduler", true, [](const CaseStats& s) { return s.r->c.variant() + (s.r->c.simulated ? " [sim]" : ""); }},
+      {"threads", false, [](const CaseStats& s) { return std::to_string(s.r->c.threads); }},
+      {"median ms", false, [](const CaseStats& s) { return format_double(s.median_ns / 1e6, 2); }},
+      {"± sd ms", false,
+       [](const CaseStats& s) { return or_dash(s.sd_ns, [](double v) { return "± " + format_double(v / 1e6, 2); }); }},
+      {"ns/task", false,
+       [](const CaseStats& s) {
          return or_dash(s.r->tasks, [&s](double t) { return format_double(s.median_ns / t, 1); });
        }},
-      {"vs serial", 11, false,
-       [=](const CaseStats& s) {
+      {"vs serial", false,
+       [](const CaseStats& s) {
          return or_dash(s.serial_ns, [&s](double v) { return format_double(v / s.median_ns, 2) + "x"; });
        }},
-      {"vs tbb", 8, false,
-       [=](const CaseStats& s) { return or_dash(s.tbb_ns, [&s](double v) { return format_double(s.median_ns / v, 2); }); }},
-      {"", 0, true, [](const CaseStats& s) { return marks(s).empty() ? "" : "  " + marks(s); }},
+      {"vs tbb", false,
+       [](const CaseStats& s) { return or_dash(s.tbb_ns, [&s](double v) { return format_double(s.median_ns / v, 2); }); }},
+      {"", true, [](const CaseStats& s) { return marks(s); }},
   };
 }
 
-// Pads to the column's width in characters, not bytes (UTF-8's continuation bytes, as in "±",
-// take no room).
-void print_cell(std::ostream& out, const SummaryColumn& c, const std::string& text) {
-  const auto continuation = std::count_if(text.begin(), text.end(), [](char b) { return (b & 0xC0) == 0x80; });
-  out << (c.left ? std::left : std::right) << std::setw(c.width + static_cast<int>(continuation)) << text
-      << (c.left && c.width > 0 ? " " : "");
+// Characters, not bytes: UTF-8's continuation bytes (as in "±") take no room.
+std::size_t display_width(const std::string& text) {
+  return text.size() - std::count_if(text.begin(), text.end(), [](char b) { return (b & 0xC0) == 0x80; });
 }
 
+// The columns, two spaces apart, each as wide as its widest cell; trailing blanks trimmed.
 std::string table(const std::vector<CaseResult>& results) {
-  std::ostringstream out;
   const std::vector<SummaryColumn> columns = table_columns();
-  for (const SummaryColumn& c : columns) print_cell(out, c, c.header);
-  out << "\n";
+  std::vector<std::vector<std::string>> rows(1);
+  for (const SummaryColumn& c : columns) rows[0].push_back(c.header);
   for (const CaseResult& r : results) {
     if (r.wall_ns.empty()) continue;
     const CaseStats s = stats_of(results, r);
-    for (const SummaryColumn& c : columns) print_cell(out, c, c.cell(s));
-    out << "\n";
+    rows.emplace_back();
+    for (const SummaryColumn& c : columns) rows.back().push_back(c.cell(s));
+  }
+  std::vector<std::size_t> width(columns.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
+  }
+  std::ostringstream out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - display_width(row[i]), ' ');
+      line += (i == 0 ? "" : "  ") + (columns[i].left ? row[i] + pad : pad + row[i]);
+    }
+    out << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
   }
   return out.str();
 }
