@@ -32,7 +32,7 @@
 // Benchmark's CSV reporter takes its header from the first benchmark it reports and aborts
 // ("All counters must be present in each run") when a later one has a counter the first lacked
 // (a filter whose first benchmark is tbb); CompleteHeaderCsv gives it every counter's column
-// from the start (kUserCounters). Times are in microseconds: the runs last from tens of
+// from the start (user_counter_names). Times are in microseconds: the runs last from tens of
 // microseconds to milliseconds, and compare.py prints times as whole numbers of the unit.
 //
 // Debian's libbenchmark 1.7.1 is a DEBUG build and prints "***WARNING*** Library was built as
