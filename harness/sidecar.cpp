@@ -82,6 +82,7 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   d["csv"] = r.out_path;
   d["preset"] = r.preset;
   d["command_line"] = r.command_line;
+  if (!r.filter.empty()) d["filter"] = r.filter;
   d["started_utc"] = utc_timestamp();
   d["machine"] = machine_info();
   d["reps"] = r.reps;
