@@ -19,7 +19,7 @@ namespace schedlab {
 // Facts about this machine and this build (build_info's included).
 nlohmann::json machine_info();
 
-// This binary: version, build type, compiler, assertions, sanitizer, git commit and dirty tree
+// This binary: version, build type, compiler and its flags, assertions, sanitizer, git commit and dirty tree
 // (the generated build_info.hpp).
 nlohmann::json build_info();
 
