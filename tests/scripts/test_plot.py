@@ -312,8 +312,8 @@ class CompareTest(TempDirTest):
         return path
 
     def test_a_significant_slowdown_exits_1_and_names_the_cases(self):
-        # Twice as slow everywhere: the 9/9 cases separate completely (p 4e-4, Holm x50 < 0.05);
-        # 3/3 cases cannot reach p < 0.05 and stay "no significant change".
+        # Twice as slow everywhere: the 9/9 cases that spread less than 2x separate completely (p 4e-4,
+        # Holm x50 < 0.05); 3/3 cases cannot reach p < 0.05 and stay "no significant change".
         result = run(COMPARE, FIXTURE, self.scaled_fixture(2))
         self.assertEqual(result.returncode, 1, result.stderr)
         slower = [ln for ln in result.stdout.splitlines() if re.search(r"\bslower$", ln)]
