@@ -7,12 +7,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api.hpp"
@@ -95,6 +98,37 @@ TEST(CpuPin, FiberWorkersArePinnedOnePerCpuAndWrapAround) {
     s->run([&] { value = fib(18); });
     EXPECT_EQ(value, 2584) << name;
   }
+}
+
+// A blocking call hands the only P to a spare thread (index 1, beyond --threads 1), which runs
+// the queued task: the spare may run on the workers' CPUs, here the first allowed one.
+TEST(CpuPin, StealHalfHandOffThreadsRunOnTheWorkersCpus) {
+  RuntimeConfig rc;
+  rc.threads = 1;
+  rc.pin = true;
+  StealHalfConfig c;
+  c.max_threads = 4;
+  auto s = make_steal_half(rc, c);
+  std::atomic<bool> queued_ran{false};
+  std::set<int> queued_mask;
+  s->run([&] {
+    WaitGroup wg;
+    wg.go([&] {
+      queued_mask = affinity_of(0);
+      queued_ran.store(true);
+    });
+    blocking([&] {
+      // A guard against a hang, not a timing assertion: the hand-off runs the task at once.
+      for (int ms = 0; ms < 10000 && !queued_ran.load(); ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    wg.wait();
+  });
+  ASSERT_TRUE(queued_ran.load());
+  const std::vector<pid_t> tids = s->worker_tids();
+  ASSERT_GE(tids.size(), 2u) << "the blocking call handed the P to a second thread";
+  const std::set<int> first{allowed_cpus().front()};
+  for (std::size_t i = 0; i < tids.size(); ++i) EXPECT_EQ(affinity_of(tids[i]), first) << "worker " << i;
+  EXPECT_EQ(queued_mask, first);
 }
 
 TEST(CpuPin, UnpinnedFiberWorkersMayUseEveryAllowedCpu) {
