@@ -20,11 +20,11 @@ PROG = "scripts/compare"
 EXIT_REGRESSION = 1  # at least one case is significantly slower (see --help)
 
 EPILOG = f"""exit status:
-  0    no case is significantly slower (also when no case is in both files)
+  0    no case is significantly slower
   {EXIT_REGRESSION}    at least one case is significantly slower: Holm-corrected p < {ALPHA} and
        the median grew by more than --min-change (a regression, for CI)
   {EXIT_USER_ERROR}    bad input: a file that is not a schedlab CSV, a metric that is absent or
-       not numeric (one line on stderr, nothing on stdout)
+       not numeric, no case in both files (one line on stderr, nothing on stdout)
   130  interrupted
 Lower is better for every metric ('faster' = lower). Fewer than {MIN_REPS} repetitions on a side
 gets a warning on stderr: the test's p cannot get small there."""
@@ -143,11 +143,8 @@ def print_text(report, scale, unit):
              f"{c['new_median'] / scale:.3f}", percent(c["change_pct"]),
              interval_text(c["interval_pct"]), format_p(c["p"]), format_p(c["p_holm"]),
              c["verdict"]] for c in report["cases"]]
-    if rows:
-        print_table(["case", "reps old/new", "old", "new", "change", "95% interval", "p",
-                     "p (Holm)", "verdict"], rows)
-    else:
-        print("no case is present in both files")
+    print_table(["case", "reps old/new", "old", "new", "change", "95% interval", "p", "p (Holm)",
+                 "verdict"], rows)
     if report["geomean"]:
         g = report["geomean"]
         interval = (f" {interval_text(g['interval_pct'])} (95% bootstrap over cases)"
@@ -191,6 +188,12 @@ def main():
                             "choose another --metric (wall_ns is always present)")
 
     common = sorted(set(old_cases) & set(new_cases), key=sort_key)
+    if not common:
+        # Nothing compared must not pass a CI gate as "no regression".
+        raise UserError(args.new, f"no case is also in {args.old} (a case is the scheduler and its "
+                        "parameters, the workload and its parameters, and the threads; a parameter "
+                        "added between the two builds changes every case)",
+                        "compare runs of the same cases, made by builds with the same parameters")
     cases = [compare_case(key, old_cases[key][0], old_cases[key][1], new_cases[key][1])
              for key in common]
     judge(cases, args.min_change)

@@ -275,6 +275,14 @@ class CompareTest(TempDirTest):
         self.assertNotIn("/18 ", result.stdout)
         self.assertNotRegex(result.stdout, r"(?m)(faster|slower)\s*$")
 
+    def test_no_case_in_both_files_is_one_line_and_status_2(self):
+        header, rows = fixture_rows()
+        workload = header.index("workload")
+        write_csv(self.tmp / "fib.csv", header, [r for r in rows if r[workload] == "fib"])
+        write_csv(self.tmp / "loops.csv", header, [r for r in rows if r[workload] == "loops"])
+        self.assert_user_error(run(COMPARE, self.tmp / "fib.csv", self.tmp / "loops.csv"),
+                               "scripts/compare", "no case is also in")
+
     def test_bad_input_is_one_line_and_status_2(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
         self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
