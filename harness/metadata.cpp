@@ -1,7 +1,6 @@
 #include "metadata.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -12,10 +11,13 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "build_info.hpp"
+#include "cpu_pin.hpp"
 #include "errno_text.hpp"
 
 namespace schedlab {
@@ -38,6 +40,20 @@ std::string cpu_model() {
     }
   }
   return "unknown";
+}
+
+// Physical cores: distinct (package, core) pairs in sysfs's topology of every CPU; 0 when sysfs
+// does not say (a container without it).
+unsigned physical_cores() {
+  std::set<std::pair<std::string, std::string>> cores;
+  for (int cpu = 0;; ++cpu) {
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) break;
+    const std::string core = read_first_line(dir + "/topology/core_id");
+    if (!core.empty()) cores.emplace(read_first_line(dir + "/topology/physical_package_id"), core);
+  }
+  return static_cast<unsigned>(cores.size());
 }
 
 // Writes all of `text` at the start of fd; 0, or the errno of the write that failed.
@@ -113,13 +129,7 @@ std::size_t cache_size_bytes(int level) {
   return info ? info->size : 0;
 }
 
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<unsigned>(n) : 1;
-}
+unsigned usable_cpus() { return static_cast<unsigned>(allowed_cpus().size()); }
 
 std::string utc_timestamp() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
 std::string compact_timestamp() { return format_time("%Y%m%d-%H%M%S"); }
@@ -134,7 +144,8 @@ nlohmann::json build_info() {
   nlohmann::json b;
   b["schedlab_version"] = SCHEDLAB_VERSION;
   b["build_type"] = SCHEDLAB_BUILD_TYPE;
-  b["compiler"] = std::string("g++ ") + __VERSION__;
+  b["compiler"] = SCHEDLAB_COMPILER;  // CMake's compiler id and version, e.g. "GNU 12.2.0"
+  b["compiler_flags"] = SCHEDLAB_COMPILER_FLAGS;
 #ifdef NDEBUG
   b["assertions"] = false;
 #else
@@ -167,6 +178,7 @@ nlohmann::json machine_info() {
   struct utsname u {};
   uname(&u);
   m["cpu_model"] = cpu_model();
+  if (const unsigned cores = physical_cores(); cores != 0) m["cores"] = cores;
   m["logical_cpus"] = std::thread::hardware_concurrency();
   m["usable_cpus"] = usable_cpus();
   m["cache_bytes"] = {{"l1d", cache_size_bytes(1)}, {"l2", cache_size_bytes(2)}, {"l3", cache_size_bytes(3)}};

@@ -19,8 +19,8 @@ namespace schedlab {
 // Facts about this machine and this build (build_info's included).
 nlohmann::json machine_info();
 
-// This binary: version, build type, compiler, assertions, sanitizer, git commit and dirty tree
-// (the generated build_info.hpp).
+// This binary: version, build type, compiler and its flags, assertions, sanitizer, git commit
+// and dirty tree (the generated build_info.hpp and metadata.cpp's compile definitions).
 nlohmann::json build_info();
 
 // build_info() as the lines `schedlab --version` prints (no final newline).

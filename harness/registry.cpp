@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "central/central.hpp"
+#include "cpu_pin.hpp"
 #include "fair/fair.hpp"
 #include "fib/fib.hpp"
 #include "iomix/iomix.hpp"
@@ -91,13 +92,27 @@ std::vector<ParamSpec> stack_params(std::size_t default_size, bool default_guard
           choice("stack-guard", kOnOff, default_guard,
                  "a PROT_NONE guard page below each stack, while vm.max_map_count allows")};
 }
-std::vector<ParamSpec> fiber_params() { return stack_params(StackConfig{}.size, StackConfig{}.guard); }
+// --pin, every scheduler's that runs tasks on threads of its own (go-runtime's Go program has no
+// per-thread binding). One spec, so that the name, choices and meaning agree everywhere; only the
+// default differs (cpu_pin.hpp: kPinByDefault; os-threads: on, os_threads.cpp).
+ParamSpec pin_param(bool def) {
+  return choice("pin", kOnOff, def,
+                "on: worker i runs only on the i-th CPU this process may use, wrapping around past the last "
+                "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
+}
+
+std::vector<ParamSpec> fiber_params() {
+  std::vector<ParamSpec> params = stack_params(StackConfig{}.size, StackConfig{}.guard);
+  params.push_back(pin_param(RuntimeConfig{}.pin));
+  return params;
+}
 
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   RuntimeConfig c;
   c.threads = threads;
   c.stack.size = static_cast<std::size_t>(param_int(p, "stack-size"));
   c.stack.guard = chosen(p, "stack-guard", kOnOff);
+  c.pin = chosen(p, "pin", kOnOff);
   return c;
 }
 
@@ -184,22 +199,21 @@ SchedulerEntry steal_half_entry() {
 }
 
 SchedulerEntry os_threads_entry() {
-  // --threads pins every task thread to the first N allowed CPUs (affinity=on); it does not
-  // limit how many threads run: the kernel schedules them all (os_threads.cpp).
+  // --threads binds every task thread to the first N allowed CPUs (pin=on); it does not limit how
+  // many threads run: the kernel schedules them all (os_threads.cpp).
   const OsThreadsConfig defaults;
   SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)",
                    stack_params(defaults.stack_size, defaults.stack_guard), {}};
   e.params.push_back(integer("max-live-threads", static_cast<std::int64_t>(defaults.max_live_threads), 1, 1000000,
                              "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
-  e.params.push_back(choice("affinity", kOnOff, defaults.affinity,
-                            "pin task threads to the first --threads CPUs (off: the kernel may use all)"));
+  e.params.push_back(pin_param(defaults.pin));
   e.make = [](unsigned threads, const ParamValues& p) {
     OsThreadsConfig c;
     c.threads = threads;
     c.stack_size = static_cast<std::size_t>(param_int(p, "stack-size"));
     c.stack_guard = chosen(p, "stack-guard", kOnOff);
     c.max_live_threads = static_cast<std::uint64_t>(param_int(p, "max-live-threads"));
-    c.affinity = chosen(p, "affinity", kOnOff);
+    c.pin = chosen(p, "pin", kOnOff);
     return make_os_threads(c);
   };
   return e;
@@ -216,11 +230,12 @@ ParamSpec replica_param() {
 std::vector<SchedulerEntry> build_schedulers() {
   std::vector<SchedulerEntry> r{fair_entry(), central_entry(), steal_half_entry()};
 #if SCHEDLAB_WITH_TBB
-  r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {},
-               [](unsigned threads, const ParamValues&) { return make_tbb(threads); }});
+  r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {pin_param(kPinByDefault)},
+               [](unsigned threads, const ParamValues& p) { return make_tbb(threads, chosen(p, "pin", kOnOff)); }});
 #endif
-  r.push_back({"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {},
-               [](unsigned, const ParamValues&) { return make_serial(); }, /*single_threaded=*/true});
+  r.push_back({"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {pin_param(kPinByDefault)},
+               [](unsigned, const ParamValues& p) { return make_serial(chosen(p, "pin", kOnOff)); },
+               /*single_threaded=*/true});
   r.push_back(os_threads_entry());
   // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
   // --threads. Only fib-go, fib, loops and iomix have Go twins.

@@ -14,12 +14,15 @@
 //   the root    runs on a thread of its own; run_root joins it from the harness thread.
 //
 // --threads is NOT a limit on parallelism. Every task is a runnable kernel thread, and the
-// kernel decides which run where. What --threads does here: with `affinity=on` (the default)
-// every task thread, the root's included, is created with its CPU affinity set to the first
-// `threads` CPUs this process may run on (pthread_attr_setaffinity_np), so threads=1 means one
-// core and threads=2 two cores, the same hardware the other schedulers get at that setting.
-// With more --threads than allowed CPUs, all allowed CPUs are used. With `affinity=off` the
-// threads inherit the harness thread's affinity and --threads only labels the rows.
+// kernel decides which run where. What --threads does here: with `pin=on` (the default) every
+// task thread, the root's included, is created with its CPU affinity set to the first `threads`
+// CPUs this process may run on (pthread_attr_setaffinity_np), so threads=1 means one core and
+// threads=2 two cores, the same hardware the other schedulers get at that setting. With more
+// --threads than allowed CPUs, all allowed CPUs are used. This is cpu_pin.hpp's rule for threads
+// that are not workers: there are no long-lived workers to bind one to a CPU each, since a
+// thread lives for one task. With `pin=off` the threads inherit the harness thread's affinity
+// and --threads only labels the rows. Unlike the worker-pool backends, on is the default here:
+// off would let threads=1 use every core.
 //
 // Resources, and the max-live-threads limit. A thread holds a kernel task (a pid out of
 // kernel.pid_max, 32768 on the project machine, shared with every process), a kernel stack
@@ -79,6 +82,8 @@
 #include <string>
 #include <vector>
 
+#include "../cpu_pin.hpp"
+
 namespace schedlab {
 namespace {
 
@@ -128,19 +133,8 @@ class OsThreadsScheduler final : public Scheduler {
     }
     const long page = ::sysconf(_SC_PAGESIZE);
     pthread_attr_setguardsize(&attr_, config_.stack_guard ? static_cast<std::size_t>(page) : 0);
-    if (config_.affinity) {
-      cpu_set_t allowed;
-      CPU_ZERO(&allowed);
-      if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) die("sched_getaffinity", errno);
-      cpu_set_t use;
-      CPU_ZERO(&use);
-      unsigned pinned = 0;
-      for (int cpu = 0; cpu < CPU_SETSIZE && pinned < config_.threads; ++cpu) {
-        if (CPU_ISSET(cpu, &allowed)) {
-          CPU_SET(cpu, &use);
-          ++pinned;
-        }
-      }
+    if (config_.pin) {
+      const cpu_set_t use = pinned_cpus(allowed_cpus(), kAnyWorker, config_.threads);
       if (int rc = pthread_attr_setaffinity_np(&attr_, sizeof use, &use); rc != 0) {
         die("pthread_attr_setaffinity_np", rc);
       }
@@ -342,7 +336,7 @@ class OsThreadsScheduler final : public Scheduler {
   }
 
   const OsThreadsConfig config_;
-  pthread_attr_t attr_;  // stack size, guard and affinity of every task thread
+  pthread_attr_t attr_;  // stack size, guard and CPUs (pin) of every task thread
 
   std::atomic<std::uint64_t> live_threads_{0};  // started, not yet joined (the limit)
   std::atomic<std::int64_t> running_{0};        // started, body not finished (live tasks)

@@ -1,4 +1,4 @@
-// os-threads specific behaviour: the live-thread limit, affinity, group sweeping, counters.
+// os-threads specific behaviour: the live-thread limit, pinning, group sweeping, counters.
 // (The task API's semantics are checked for every scheduler by tests/scheduler_test.cpp.)
 #include "os_threads/os_threads.hpp"
 
@@ -197,6 +197,24 @@ TEST(OsThreads, TaskThreadsArePinnedToTheFirstThreadsCpus) {
     EXPECT_EQ(task_cpus, want) << threads << " threads";
     EXPECT_EQ(s->threads(), threads);
   }
+}
+
+TEST(OsThreads, UnpinnedTaskThreadsKeepTheProcessCpus) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  OsThreadsConfig c;
+  c.threads = 1;
+  c.pin = false;
+  auto s = make_os_threads(c);
+  int task_cpus = 0;
+  s->run([&] {
+    task_cpus = spawn([] {
+                  cpu_set_t inner;
+                  sched_getaffinity(0, sizeof inner, &inner);
+                  return CPU_COUNT(&inner);
+                }).join();
+  });
+  EXPECT_EQ(task_cpus, CPU_COUNT(&mine));
 }
 
 TEST(OsThreads, CountersSayWhatIsMeasured) {

@@ -11,6 +11,7 @@
 
 #include "../api.hpp"
 #include "../assert.hpp"
+#include "../cpu_pin.hpp"
 #include "../errno_text.hpp"
 #include "../memory_budget.hpp"
 #include "fiber_guard.hpp"
@@ -43,6 +44,7 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
         if (config.max_threads < config.threads) config.max_threads = config.threads;
         return config;
       }()),
+      pin_cpus_(config_.pin ? allowed_cpus() : std::vector<int>{}),
       stacks_(config_.stack),
       policy_(std::move(policy)),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
@@ -115,10 +117,15 @@ Worker* FiberRuntime::add_worker() {
 void FiberRuntime::worker_main(Worker& w) {
   tls_worker = &w;
   arm_overflow_stack();
+  // Pinned before the tid is published: the constructor waits for the tids, so a built runtime's
+  // workers are on their CPUs.
+  const bool pinned = pin(w);
   w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
   w.native_ = Fiber::for_current_thread();
   Worker* wp = &w;
-  if (Fiber* first = take_idle_fiber(w)) {
+  if (!pinned) {
+    // fail() has said why; the worker leaves at once, as one that gets no first stack does.
+  } else if (Fiber* first = take_idle_fiber(w)) {
     switch_fiber(*w.native_, *first, [wp, first] { wp->current_fiber_ = first; });
   }
   // Shutdown, or a failure. Every loop fiber that was running on this thread parked itself in
@@ -133,6 +140,19 @@ void FiberRuntime::worker_main(Worker& w) {
   w.native_ = nullptr;
   release_overflow_stack();
   threads_running_.fetch_sub(1, std::memory_order_release);
+}
+
+bool FiberRuntime::pin(Worker& w) {
+  if (!config_.pin) return true;
+  const cpu_set_t cpus = pinned_cpus(pin_cpus_, w.index() < config_.threads ? w.index() : kAnyWorker,
+                                     config_.threads);
+  if (const int err = pin_this_thread(cpus); err != 0) {
+    fail("cannot pin worker thread " + std::to_string(w.index() + 1) + " to its CPU (--pin on): " +
+         errno_text(err) + "; the CPUs this process may use changed since the scheduler was built; "
+         "use --pin off or rerun");
+    return false;
+  }
+  return true;
 }
 
 // Entry of every pooled fiber: run the schedule loop until shutdown, then wait in the pool for

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "../assert.hpp"
+#include "../cpu_pin.hpp"
 #include "../scheduler.hpp"
 #include "../stats.hpp"
 #include "live_tasks.hpp"
@@ -48,6 +49,9 @@ struct RuntimeConfig {
   // of a policy that adds threads (make_steal_half, from StealHalfConfig::max_threads).
   unsigned max_threads = 0;
   StackConfig stack;
+  // --pin: worker i on the i-th CPU this process may use, threads added beyond `threads` on the
+  // CPUs of the first `threads` workers (cpu_pin.hpp); off: the kernel places every worker.
+  bool pin = kPinByDefault;
 };
 
 class FiberRuntime final : public Scheduler {
@@ -89,6 +93,9 @@ class FiberRuntime final : public Scheduler {
  private:
   static void fiber_entry(Fiber& self);
   void worker_main(Worker& w);
+  // Binds w's thread (the caller) to its CPU under config_.pin. False, after fail(), when the
+  // kernel refuses.
+  bool pin(Worker& w);
   void schedule_loop();
   void finish(Task& t);
   void group_task_done(GroupState& g, Worker& w);
@@ -114,6 +121,7 @@ class FiberRuntime final : public Scheduler {
   std::string workers_dump() const;
 
   const RuntimeConfig config_;
+  const std::vector<int> pin_cpus_;  // the CPUs allowed when this runtime was built, if config_.pin
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
   std::unique_ptr<Policy> policy_;
   std::unique_ptr<std::unique_ptr<Worker>[]> workers_;  // max_threads slots, stable addresses

@@ -15,7 +15,11 @@
 //   WaitGroup   one tbb::task_group; go() is run(), wait() is wait();
 //   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
 // The arena has exactly --threads slots, the harness thread taking one of them, so TBB runs on
-// the same number of threads as every other scheduler.
+// the same number of threads as every other scheduler. With --pin on, a task_scheduler_observer
+// binds each thread that enters the arena to the CPU of its slot (slot i on the i-th allowed
+// CPU, cpu_pin.hpp) and gives it its previous mask back when it leaves: TBB's worker threads
+// are one process-wide pool that serves every arena, pinned or not. Entering and leaving happen
+// during a run, so the two sched_setaffinity calls per thread fall in the measured region.
 //
 // What we can count: tasks spawned and executed, and migrations (a task run by an arena slot
 // other than its spawner's). TBB does not expose its steals, queue traffic or parking, so those
@@ -30,6 +34,7 @@
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +42,8 @@
 #include <set>
 #include <vector>
 
+#include "../cpu_pin.hpp"
+#include "../errno_text.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -80,8 +87,10 @@ class ParallelismLimit {
 
 class TbbScheduler final : public Scheduler {
  public:
-  explicit TbbScheduler(unsigned threads)
+  TbbScheduler(unsigned threads, bool pin)
       : threads_(threads),
+        pin_(pin),
+        pin_cpus_(pin ? allowed_cpus() : std::vector<int>{}),
         limit_(threads),
         arena_(static_cast<int>(threads)),
         slots_(threads),
@@ -152,8 +161,11 @@ class TbbScheduler final : public Scheduler {
 
  protected:
   void run_root(const std::function<void()>& root) override {
+    bool pinned_here = false;
     arena_.execute([&] {
       current_slot_cache = slot_from_tbb();
+      pinned_here = pin_ && !arena_pin;  // the harness thread, if the observer did not see it enter
+      if (pinned_here) pin_to_slot();
       const unsigned slot = current_slot();
       slots_[slot].add(Counter::tasks_spawned);
       // Counted on every exit: a root that throws has been executed too.
@@ -164,22 +176,39 @@ class TbbScheduler final : public Scheduler {
       Frame frame(current_frame);
       root();
     });
+    if (pinned_here) arena_pin.reset();
+    if (const int err = pin_error_.load(std::memory_order_relaxed); err != 0) {
+      throw ResourceError("tbb: cannot pin an arena thread to its CPU (--pin on): " + errno_text(err) +
+                          "; use --pin off");
+    }
   }
 
  private:
-  // Records the kernel thread id of every thread that joins the arena.
+  // Records the kernel thread id of every thread that joins the arena, and pins it (--pin on)
+  // until it leaves.
   class Observer final : public tbb::task_scheduler_observer {
    public:
     explicit Observer(TbbScheduler& s) : tbb::task_scheduler_observer(s.arena_), s_(s) {}
     void on_scheduler_entry(bool) override {
       current_slot_cache = s_.slot_from_tbb();
+      if (s_.pin_) s_.pin_to_slot();
       std::lock_guard lock(s_.tids_mutex_);
       s_.tids_.insert(static_cast<pid_t>(::syscall(SYS_gettid)));
     }
+    void on_scheduler_exit(bool) override { arena_pin.reset(); }
 
    private:
     TbbScheduler& s_;
   };
+
+  // Binds the calling thread to its slot's CPU until arena_pin is reset; a refusal is kept for
+  // run_root to throw (an observer must not throw).
+  void pin_to_slot() {
+    arena_pin = std::make_unique<ScopedPin>(pinned_cpus(pin_cpus_, current_slot_cache, threads_));
+    if (const int err = arena_pin->error(); err != 0) pin_error_.store(err, std::memory_order_relaxed);
+  }
+  // The calling thread's pin while it is in a pinned arena (a thread is in one arena at a time).
+  static thread_local std::unique_ptr<ScopedPin> arena_pin;
 
   unsigned slot_from_tbb() const {
     const int i = tbb::this_task_arena::current_thread_index();
@@ -228,6 +257,9 @@ class TbbScheduler final : public Scheduler {
   };
 
   const unsigned threads_;
+  const bool pin_;
+  const std::vector<int> pin_cpus_;  // the CPUs allowed when this scheduler was built, if pin_
+  std::atomic<int> pin_error_{0};    // the errno of a refused pin, 0 if none
   LimitHold limit_;
   tbb::task_arena arena_;
   std::vector<WorkerStats> slots_;  // indexed by arena slot; each slot is one thread at a time
@@ -238,11 +270,12 @@ class TbbScheduler final : public Scheduler {
 
 thread_local TbbScheduler::Frame* TbbScheduler::current_frame = nullptr;
 thread_local unsigned TbbScheduler::current_slot_cache = 0;
+thread_local std::unique_ptr<ScopedPin> TbbScheduler::arena_pin;
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_tbb(unsigned threads) {
-  return std::make_unique<TbbScheduler>(threads);
+std::unique_ptr<Scheduler> make_tbb(unsigned threads, bool pin) {
+  return std::make_unique<TbbScheduler>(threads, pin);
 }
 
 }  // namespace schedlab

@@ -3,12 +3,13 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu
+from scipy.stats import bootstrap, mannwhitneyu
 
 from .load import CASE_KEY
 from .paired import hodges_lehmann
 
-# Fewer repetitions than this make a key comparison weak; results are still shown, but marked.
+# Fewer repetitions a side than this make a comparison weak (scripts/compare warns): p cannot
+# get small (smallest_p), least of all after Holm's correction over a table of cases.
 MIN_REPS = 9
 ALPHA = 0.05
 
@@ -43,19 +44,59 @@ def format_p(p):
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
-def change_interval(old, new, level=0.95, resamples=2000, seed=1):
-    """Percentile bootstrap interval of the change of the median, in percent. The seed is fixed
-    so that the same files always print the same interval. None when a resampled old median is
-    0: a change from 0 has no relative size (a counter that read 0, such as fair's steals)."""
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 1  # fixed, so that the same files always print the same intervals
+
+
+def _bootstrap_interval(samples, statistic, level):
+    """(low, high) of scipy's percentile bootstrap of `statistic` over `samples` (each resampled
+    on its own), or None where a resample's statistic is NaN (statistic's way of saying "no
+    value", e.g. a change from a median of 0). Deterministic: the seed is fixed."""
+    result = bootstrap(samples, statistic, n_resamples=BOOTSTRAP_RESAMPLES, vectorized=True,
+                       confidence_level=level, method="percentile",
+                       random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    low, high = result.confidence_interval
+    return None if math.isnan(low) or math.isnan(high) else (float(low), float(high))
+
+
+def _median_change_percent(old, new, axis=-1):
+    """(median(new) / median(old) - 1) x 100 along `axis`; NaN where median(old) is 0."""
+    old_median, new_median = np.median(old, axis=axis), np.median(new, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(old_median == 0, np.nan, (new_median / old_median - 1.0) * 100.0)
+
+
+def change_interval(old, new, level=0.95):
+    """Percentile bootstrap interval of the change of the median, in percent (old and new are
+    resampled independently). None when a resampled old median is 0: a change from 0 has no
+    relative size (a counter that read 0, such as fair's steals)."""
     old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
-    rng = np.random.default_rng(seed)
-    old_medians = np.median(rng.choice(old, size=(resamples, len(old))), axis=1)
-    new_medians = np.median(rng.choice(new, size=(resamples, len(new))), axis=1)
-    if (old_medians == 0).any():
-        return None
-    change = (new_medians / old_medians - 1.0) * 100.0
-    tail = (1.0 - level) / 2.0 * 100.0
-    return float(np.percentile(change, tail)), float(np.percentile(change, 100.0 - tail))
+    return _bootstrap_interval((old, new), _median_change_percent, level)
+
+
+# A bootstrap over fewer cases than this returns little more than the range of their ratios.
+GEOMEAN_MIN_CASES = 5
+
+
+def geometric_mean_change(ratios, level=0.95):
+    """(change, interval) of the geometric mean of per-case ratios new/old, in percent. The
+    interval is a percentile bootstrap over the cases: how far the mean moves with the choice of
+    cases, not the repetitions' noise (each case's own interval carries that); None with fewer
+    than GEOMEAN_MIN_CASES ratios. Ratios must be positive and finite."""
+    logs = np.log(np.asarray(ratios, dtype=float))
+    change = float((math.exp(logs.mean()) - 1.0) * 100.0)
+    if len(logs) < GEOMEAN_MIN_CASES:
+        return change, None
+    def mean_change(x, axis=-1):
+        return (np.exp(np.mean(x, axis=axis)) - 1.0) * 100.0
+    return change, _bootstrap_interval((logs,), mean_change, level)
+
+
+def smallest_p(n_old, n_new):
+    """The smallest two-sided Mann-Whitney p that samples of these sizes can give (two samples
+    that do not overlap at all): with 3 repetitions a side it is 0.1, so nothing can be
+    significant at 0.05."""
+    return mwu_p(range(n_old), range(n_old, n_old + n_new))
 
 
 def efficiency(reference_ns, threads, wall_ns):

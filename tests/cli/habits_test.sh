@@ -41,12 +41,13 @@ else
   skip "gbench csv, tbb first: this build has no tbb"
 fi
 
-# --version: the version, the commit and the build type; exit 0.
+# --version: the version, the commit, the build type and the compiler (CMake's id and version,
+# e.g. GNU 12.2.0); exit 0.
 out="$("$SCHEDLAB" --version)"
 rc=$?
 if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -Eq '^schedlab [0-9]+\.[0-9]+\.[0-9]+$' &&
    printf '%s\n' "$out" | grep -Eq '^commit ([0-9a-f]{40}|unknown)( \(dirty tree\))?$' &&
-   printf '%s\n' "$out" | grep -Eq '^build (Release|Debug|RelWithDebInfo|MinSizeRel), g\+\+ '; then
+   printf '%s\n' "$out" | grep -Eq '^build (Release|Debug|RelWithDebInfo|MinSizeRel), [A-Za-z]+ [0-9]+(\.[0-9]+)*, '; then
   echo "ok: --version"
 else
   fail "--version: exit $rc: $out"

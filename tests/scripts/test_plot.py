@@ -287,6 +287,14 @@ class CompareTest(TempDirTest):
         self.assertNotIn("/18 ", result.stdout)
         self.assertNotRegex(result.stdout, r"(?m)(faster|slower)\s*$")
 
+    def test_no_case_in_both_files_is_one_line_and_status_2(self):
+        header, rows = fixture_rows()
+        workload = header.index("workload")
+        write_csv(self.tmp / "fib.csv", header, [r for r in rows if r[workload] == "fib"])
+        write_csv(self.tmp / "loops.csv", header, [r for r in rows if r[workload] == "loops"])
+        self.assert_user_error(run(COMPARE, self.tmp / "fib.csv", self.tmp / "loops.csv"),
+                               "scripts/compare", "no case is also in")
+
     def test_bad_input_is_one_line_and_status_2(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
         self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
@@ -311,6 +319,77 @@ class CompareTest(TempDirTest):
         self.assertTrue(fair, result.stdout)
         for line in fair:
             self.assertRegex(line, r"\bn/a \(median 0\)\s+n/a\s")
+
+
+    def scaled_fixture(self, factor):
+        """The fixture with every wall_ns multiplied by factor, written to the temp dir."""
+        header, rows = fixture_rows()
+        wall = header.index("wall_ns")
+        for r in rows:
+            r[wall] = str(int(float(r[wall]) * factor))
+        path = self.tmp / f"scaled-{factor}.csv"
+        write_csv(path, header, rows)
+        return path
+
+    def test_a_significant_slowdown_exits_1_and_names_the_cases(self):
+        # Twice as slow everywhere: the 9/9 cases that spread less than 2x separate completely (p 4e-4,
+        # Holm x50 < 0.05); 3/3 cases cannot reach p < 0.05 and stay "no significant change".
+        result = run(COMPARE, FIXTURE, self.scaled_fixture(2))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        slower = [ln for ln in result.stdout.splitlines() if re.search(r"\bslower$", ln)]
+        self.assertTrue(slower, result.stdout)
+        for line in slower:
+            self.assertIn(" 9/9 ", line)
+        self.assertRegex(result.stdout, r"(?m)^\d+ significant regression\(s\) \(exit status 1\)")
+        self.assertIn("geometric mean of new/old over 50 cases: 2.000x, +100.0% [+100.0%, +100.0%]",
+                      result.stdout)
+
+    def test_min_change_lets_a_smaller_slowdown_pass(self):
+        result = run(COMPARE, FIXTURE, self.scaled_fixture(2), "--min-change", "150")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"(?m)slower$")  # still reported, not a regression
+        self.assertNotIn("regression", result.stdout)
+
+    def test_a_speedup_exits_0(self):
+        result = run(COMPARE, FIXTURE, self.scaled_fixture(0.5))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"(?m)faster$")
+        self.assertIn("0.500x, -50.0%", result.stdout)
+
+    def test_json_holds_every_case_the_geometric_mean_and_the_exit_status(self):
+        result = run(COMPARE, FIXTURE, self.scaled_fixture(2), "--json")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["exit_status"], 1)
+        self.assertEqual(len(report["cases"]), 50)
+        self.assertAlmostEqual(report["geomean"]["ratio"], 2.0)
+        self.assertEqual(report["geomean"]["interval_pct"], [100.0, 100.0])
+        regressions = [c for c in report["cases"] if c["regression"]]
+        self.assertTrue(regressions)
+        for case in regressions:
+            self.assertEqual((case["reps_old"], case["reps_new"], case["verdict"]), (9, 9, "slower"))
+            self.assertEqual(case["new_median"], 2 * case["old_median"])
+            self.assertLess(case["p_holm"], 0.05)
+        self.assertEqual(len(report["warnings"]), 1)
+
+    def test_fewer_than_9_repetitions_warn_that_p_cannot_get_small(self):
+        result = run(COMPARE, FIXTURE, FIXTURE)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("scripts/compare: warning: 37 of 50 cases have fewer than 9 repetitions on a "
+                      "side (fewest 3/3): p cannot get small there (at best 0.100), so no change "
+                      "can be significant at 0.05", result.stderr)
+        # Keep only the fixture's cases with 9 repetitions: no warning.
+        cases = json.loads(run(COMPARE, FIXTURE, FIXTURE, "--json").stdout)["cases"]
+        keys = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
+        nine = {tuple(str(c[k]) for k in keys) for c in cases if c["reps_old"] == 9}
+        header, rows = fixture_rows()
+        columns = [header.index(k) for k in keys]
+        write_csv(self.tmp / "nine.csv", header,
+                  [r for r in rows if tuple(r[i] for i in columns) in nine])
+        result = run(COMPARE, self.tmp / "nine.csv", self.tmp / "nine.csv")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(" 9/9 ", result.stdout)
+        self.assertNotIn("warning", result.stderr)
 
 
 class PlotErrorTest(TempDirTest):

@@ -6,7 +6,8 @@ import pandas as pd
 
 from schedlab_results.claims import combine
 from schedlab_results.load import _variant_labels, config_labels, natural_key
-from schedlab_results.stats import change_interval, efficiency_reference, metg, mwu_p
+from schedlab_results.stats import (change_interval, efficiency_reference, geometric_mean_change,
+                                    metg, mwu_p, smallest_p)
 
 
 class MetgTest(unittest.TestCase):
@@ -46,6 +47,26 @@ class TestsAndIntervalsTest(unittest.TestCase):
         low, high = change_interval([100.0] * 5, [50.0] * 5)
         self.assertAlmostEqual(low, -50.0)
         self.assertAlmostEqual(high, -50.0)
+
+    def test_change_interval_is_the_same_every_time(self):
+        old, new = [10, 12, 11, 15, 9], [13, 12, 14, 18, 11]
+        self.assertEqual(change_interval(old, new), change_interval(old, new))
+
+    def test_geometric_mean_of_reciprocal_ratios_is_no_change(self):
+        change, interval = geometric_mean_change([2.0, 0.5, 2.0, 0.5, 1.0])
+        self.assertAlmostEqual(change, 0.0)
+        low, high = interval
+        self.assertLess(low, 0.0)
+        self.assertGreater(high, 0.0)
+
+    def test_geometric_mean_of_few_cases_has_no_interval(self):
+        change, interval = geometric_mean_change([1.1, 1.1])
+        self.assertAlmostEqual(change, 10.0)
+        self.assertIsNone(interval)
+
+    def test_smallest_p_of_three_repetitions_cannot_reach_five_percent(self):
+        self.assertAlmostEqual(smallest_p(3, 3), 0.1)  # 2 / C(6, 3)
+        self.assertLess(smallest_p(9, 9), 0.001)
 
     def test_change_interval_from_a_median_of_zero_is_none(self):
         # Resamples of [0, 0, 1] have a median of 0 most of the time: no relative change.
