@@ -81,6 +81,7 @@ class FiberRuntime final : public Scheduler {
   void worker_main(Worker& w);
   void schedule_loop();
   void finish(Task& t);
+  void publish_done(Task& t, Worker& w);
   void group_task_done(GroupState& g, Worker& w);
   Fiber& take_idle_fiber(Worker& w);
   void start_worker(Worker& w);
