@@ -27,7 +27,15 @@ struct SchedulerEntry {
   // Not an in-process scheduler: the runner runs the workload's twin program instead (the Go
   // reference programs, `go-runtime`); `make` is empty.
   bool external = false;
+  // A peer: an established runtime a user would pick instead of schedlab's own designs
+  // (oneTBB, Boost.Fiber, OpenMP, Go itself), the yardstick of the "vs best peer" column and
+  // the report's peers figure. fair, central, steal-half (the designs under study), serial and
+  // os-threads (baselines) are not peers.
+  bool peer = false;
 };
+
+// The names of the peers, in registry order.
+std::vector<std::string> peer_names();
 
 struct WorkloadEntry {
   std::string name;

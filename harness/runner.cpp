@@ -88,6 +88,7 @@ class Sidecar {
          "other columns are not measured for them"});
     d["schema"] = schema_json();
     d["parameters"] = parameter_defaults();
+    d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
     file_.save();
   }
 

@@ -5,6 +5,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "registry.hpp"
+
 namespace schedlab {
 namespace {
 
@@ -38,13 +40,33 @@ double reference(const std::vector<CaseResult>& results, const CaseResult& r, co
   return NAN;
 }
 
+// The fastest peer (registry.hpp: SchedulerEntry::peer) on the same workload configuration at
+// the same threads: "ratio (name)" of r's median to its median, "-" when no peer ran.
+std::string vs_best_peer(const std::vector<CaseResult>& results, const CaseResult& r, double med) {
+  const CaseResult* best = nullptr;
+  double best_med = NAN;
+  for (const CaseResult& o : results) {
+    if (!o.c.scheduler->peer || o.wall_ns.empty() || o.c.threads != r.c.threads ||
+        workload_key(o) != workload_key(r)) {
+      continue;
+    }
+    const double m = median(o.wall_ns);
+    if (best == nullptr || m < best_med) {
+      best = &o;
+      best_med = m;
+    }
+  }
+  if (best == nullptr) return "-";
+  return format_double(med / best_med, 2) + " (" + best->c.variant() + ")";
+}
+
 }  // namespace
 
 std::string summary_table(const std::vector<CaseResult>& results) {
   std::ostringstream out;
   out << std::left << std::setw(34) << "workload" << " " << std::setw(22) << "scheduler" << std::right
       << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
-      << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "\n";
+      << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "  " << std::left << "vs best peer" << "\n";
   for (const CaseResult& r : results) {
     if (r.wall_ns.empty()) continue;
     const double med = median(r.wall_ns);
@@ -54,10 +76,15 @@ std::string summary_table(const std::vector<CaseResult>& results) {
         << std::right << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2)
         << std::setw(11) << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
         << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)
-        << (std::isnan(tbb) ? "-" : format_double(med / tbb, 2)) << "\n";
+        << (std::isnan(tbb) ? "-" : format_double(med / tbb, 2)) << "  " << vs_best_peer(results, r, med)
+        << "\n";
   }
+  std::string peers;
+  for (const std::string& p : peer_names()) peers += (peers.empty() ? "" : ", ") + p;
   out << "vs serial: speedup over the sequential elision (higher is better); "
-         "vs tbb: time relative to oneTBB at the same threads (lower is better)\n";
+         "vs tbb: time relative to oneTBB at the same threads (lower is better);\n"
+         "vs best peer: time relative to the fastest peer at the same threads, named in brackets "
+         "(lower is better; peers are the runtimes a user would pick instead: " << peers << ")\n";
   return out.str();
 }
 

@@ -8,7 +8,8 @@
 
 namespace schedlab {
 
-// Per case: median time, ns per task, speedup over serial and time relative to tbb.
+// Per case: median time, ns per task, speedup over serial, and time relative to tbb and to
+// the fastest peer (registry.hpp) at the same threads.
 std::string summary_table(const std::vector<CaseResult>& results);
 
 }  // namespace schedlab

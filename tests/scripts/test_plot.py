@@ -92,7 +92,7 @@ class PlotFixtureTest(unittest.TestCase):
         pngs = sorted(self.out.glob("*.png"))
         names = {p.stem for p in pngs}
         for expected in ("time_fib", "time_loops", "speedup_fib", "cache_switches", "traffic",
-                         "granularity", "iomix"):
+                         "granularity", "iomix", "peers"):
             self.assertIn(expected, names)
         for png in pngs:
             data = png.read_bytes()
@@ -141,6 +141,12 @@ class PlotFixtureTest(unittest.TestCase):
             self.assertIn(f"| `{column}` | not measured (empty in every row) | {reason} |",
                           counters)
         self.assertRegex(counters, r"`cpu_ns` \| measured \(\d+ of \d+ rows\)")
+
+    def test_peers_figure_names_the_peers_from_the_sidecar(self):
+        figures = section(self.report, "Figures")
+        meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
+        self.assertIn(f"instead of schedlab's designs: {', '.join(meta['peers'])}.", figures)
+        self.assertNotIn("steal-half", meta["peers"])
 
     def test_granularity_table_has_every_scheduler(self):
         figures = section(self.report, "Figures")
@@ -201,6 +207,7 @@ class PlotPartialDataTest(TempDirTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
         self.assertIn("Skipped: no iomix rows", report)
+        self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers", report)
         self.assertIn("absent from the CSV", section(report, "Counters"))
         self.assertIn("no .meta.json sidecar", report)
         self.assertEqual(len(table_rows(section(report, "Claims"))),
