@@ -4,10 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
+#include "errno_text.hpp"
+
 namespace schedlab {
+
+std::timed_mutex& row_write_lock() {
+  static auto* lock = new std::timed_mutex;  // never destroyed: see csv.hpp
+  return *lock;
+}
 
 CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
     : path_(std::move(path)), columns_(columns.size()) {
@@ -18,10 +24,18 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
       throw std::runtime_error("output file " + path_ +
                                " already exists; choose another --out (results are never overwritten)");
     }
-    throw std::runtime_error("cannot create output file " + path_ + ": " + std::strerror(err) +
+    throw std::runtime_error("cannot create output file " + path_ + ": " + errno_text(err) +
                              "; choose a writable --out path");
   }
-  write_line(columns);
+  try {
+    write_line(columns);
+  } catch (...) {
+    // Ours, created a moment ago: a file with half a header would block the rerun.
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(path_.c_str());
+    throw;
+  }
 }
 
 CsvWriter::~CsvWriter() {
@@ -44,9 +58,11 @@ void CsvWriter::write_row(const std::vector<std::string>& cells) {
                            std::to_string(columns_) + " columns");
   }
   write_line(cells);
-  ++rows_;
+  rows_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Invariant: on return the file is committed_ bytes long and ends with a whole line; on a throw
+// it still is (what a failed write added was cut off again).
 void CsvWriter::write_line(const std::vector<std::string>& cells) {
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -54,18 +70,30 @@ void CsvWriter::write_line(const std::vector<std::string>& cells) {
     line += quote(cells[i]);
   }
   line += '\n';
-  // One write for the whole line: an interruption leaves the line whole or absent.
+  std::lock_guard lock(row_write_lock());
+  // One write for the whole line: an interruption leaves the line whole or absent. A regular
+  // file takes it whole unless the disk or a limit runs out; then the rest is retried once, to
+  // get the errno that says why.
   const char* p = line.data();
   std::size_t left = line.size();
   while (left > 0) {
     const ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      const bool rolled_back = ::ftruncate(fd_, committed_) == 0;
+      const std::string kept = !rolled_back ? "; the partial row could not be cut off (" + errno_text(errno) + ")"
+                               : committed_ == 0 ? ""
+                               : "; the " + std::to_string(rows_.load(std::memory_order_relaxed)) +
+                                     " rows before it are whole";
+      throw std::runtime_error((committed_ == 0 ? "cannot write the header of " : "cannot write a row to ") + path_ +
+                               ": " + errno_text(err) + kept +
+                               "; free space (or raise the file-size limit) or choose another --out");
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
+  committed_ += static_cast<off_t>(line.size());
 }
 
 }  // namespace schedlab

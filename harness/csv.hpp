@@ -3,9 +3,16 @@
 // The file is created with O_EXCL (an existing file is an error, not a victim), the header is
 // written at once, and each row is formatted in memory and written with a single write(2) on
 // an O_APPEND descriptor, so a run that is interrupted or killed leaves every completed row and
-// no partial line.
+// no partial line. A write that stops short (a full disk, a file-size limit) is rolled back with
+// ftruncate to the end of the last whole row before the error is reported: a row is on disk
+// whole or not at all. A process that must end at once takes row_write_lock() first and keeps
+// it, so that its exit cannot cut a row in the middle either.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,19 +20,22 @@ namespace schedlab {
 
 class CsvWriter {
  public:
-  // Creates `path` and writes the header. Throws std::runtime_error naming the file and the fix
-  // if it exists or cannot be created.
+  // Creates `path` and writes the header. Throws std::runtime_error naming the file, the errno
+  // and the fix if it exists or cannot be created or written; a file it created is removed.
   CsvWriter(std::string path, std::vector<std::string> columns);
   ~CsvWriter();
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
   // One row, cells in column order (an empty cell is a missing value). Written and flushed to
-  // the kernel before returning.
+  // the kernel before returning. Throws std::runtime_error naming the file and the errno when it
+  // cannot be written whole; the file then ends with the row before.
   void write_row(const std::vector<std::string>& cells);
 
   const std::string& path() const noexcept { return path_; }
-  std::size_t rows() const noexcept { return rows_; }
+  std::size_t rows() const noexcept { return rows_.load(std::memory_order_relaxed); }
+  // The row count, for a process ending abruptly (diagnostics.hpp reads it).
+  const std::atomic<std::size_t>& row_counter() const noexcept { return rows_; }
 
   static std::string quote(const std::string& cell);
 
@@ -35,7 +45,12 @@ class CsvWriter {
   std::string path_;
   std::size_t columns_;
   int fd_ = -1;
-  std::size_t rows_ = 0;
+  off_t committed_ = 0;  // bytes of the header and the whole rows written so far
+  std::atomic<std::size_t> rows_{0};
 };
+
+// Held by every CsvWriter while it writes a row. Never destroyed: a thread that ends the process
+// takes it (without a limit on how long it waits for a stuck write: `try_lock_for`) and keeps it.
+std::timed_mutex& row_write_lock();
 
 }  // namespace schedlab

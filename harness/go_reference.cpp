@@ -1,16 +1,20 @@
 #include "go_reference.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "errno_text.hpp"
 
 extern char** environ;
 
@@ -20,7 +24,29 @@ namespace {
 // Set by CMake (workloads/go/CMakeLists.txt): empty when no Go toolchain was found.
 constexpr const char* kBuiltBinary = SCHEDLAB_GO_BINARY;
 
-std::string errno_text(int err) { return std::strerror(err); }
+// The running child, which leads its own process group; 0 when none runs. A second interrupt
+// that lands between posix_spawn's return and the store below misses the child: it then runs
+// its one repetition to the end on its own.
+std::atomic<pid_t> g_child{0};
+
+// The child's own process group, an empty signal mask and the default action of the signals
+// schedlab blocks (SIGINT, SIGTERM, SIGHUP: the watcher takes them) or ignores (SIGPIPE,
+// SIGXFSZ): the mask and ignored actions would otherwise pass to the Go program through exec.
+struct SpawnAttributes {
+  posix_spawnattr_t attr;
+  SpawnAttributes() {
+    posix_spawnattr_init(&attr);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ}) sigaddset(&defaults, sig);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attr); }
+};
 
 // The environment of the child: ours, with GOMAXPROCS (and GODEBUG when tracing) replaced.
 std::vector<std::string> child_environment(unsigned threads, unsigned schedtrace_ms) {
@@ -65,9 +91,11 @@ Finished run_capturing_stdout(const std::string& path, std::vector<std::string> 
   pid_t pid = 0;
   const std::vector<char*> c_argv = c_strings(argv);
   const std::vector<char*> c_env = c_strings(env);
+  const SpawnAttributes attributes;
   const int spawn_error =
-      ::posix_spawn(&pid, path.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+      ::posix_spawn(&pid, path.c_str(), &actions, &attributes.attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error == 0) g_child.store(pid);
   ::close(pipe_fds[1]);
   if (spawn_error != 0) {
     ::close(pipe_fds[0]);
@@ -86,9 +114,12 @@ Finished run_capturing_stdout(const std::string& path, std::vector<std::string> 
   }
   ::close(pipe_fds[0]);
   while (::waitpid(pid, &f.wait_status, 0) < 0) {
-    if (errno != EINTR)
+    if (errno != EINTR) {
+      g_child.store(0);
       throw std::runtime_error("cannot wait for " + path + ": " + errno_text(errno));
+    }
   }
+  g_child.store(0);
   return f;
 }
 
@@ -120,6 +151,11 @@ std::optional<std::string> go_reference_unavailable() {
                        : "build it with `cmake --build BUILD_DIR --target schedlab_go`");
   }
   return std::nullopt;
+}
+
+void kill_go_reference() noexcept {
+  const pid_t child = g_child.load();
+  if (child > 0) ::kill(-child, SIGKILL);
 }
 
 bool go_supports_workload(const std::string& workload) {

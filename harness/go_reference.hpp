@@ -27,6 +27,11 @@ std::optional<std::string> go_reference_unavailable();
 // Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix.
 bool go_supports_workload(const std::string& workload);
 
+// Kills the running schedlab-go, if any, with its process group (it runs in a group of its own,
+// so that a terminal's Ctrl-C reaches schedlab only, which lets the repetition finish). For a
+// process that ends at once (a second interrupt): async-signal-safe.
+void kill_go_reference() noexcept;
+
 // One measured repetition: the program's own wall time of the measured region, and the
 // goroutines it started plus the root (as schedlab counts tasks).
 struct GoRun {
@@ -50,17 +55,15 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
 // repetitions first (a new process must warm up every time). Its Measurement has the program's
 // own wall time and task count; the scheduler counters, rusage and events are not measured.
 // The program checks its own result.
-class GoProgramSubject final : public Subject {
+class GoProgramSubject final : public ProcessSubject {
  public:
   GoProgramSubject(const Case& c, unsigned warmup, unsigned schedtrace_ms)
-      : case_(c), warmup_(warmup), schedtrace_ms_(schedtrace_ms) {}
-  void warm_up(Workload&, unsigned) override {}  // inside every run, see above
+      : ProcessSubject(c), warmup_(warmup), schedtrace_ms_(schedtrace_ms) {}
 
  protected:
   Measurement measure_run(Workload& w, bool traced) override;
 
  private:
-  const Case case_;
   const unsigned warmup_;
   const unsigned schedtrace_ms_;
 };

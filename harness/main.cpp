@@ -5,31 +5,40 @@
 //   schedlab run --preset quick            a named preset (harness/presets.json)
 //   schedlab counters                      what this machine can count, and why not the rest
 //   schedlab columns [--markdown|--json]   the CSV's columns (harness/row.cpp)
+//   schedlab simulated-repetition ...      (hidden) one repetition under Valgrind, for `--counters
+//                                          sim` (harness/sim_subject.hpp); not for people
 //
-// Exit status: 0 done; 1 a run failed (wrong result, runtime error); 2 the request was refused
-// (bad name, value or file), nothing ran; 130 interrupted (completed rows kept).
+// Exit status: 0 done; 1 a run failed (wrong result, runtime error, out of threads or memory);
+// 2 the request was refused (bad name, value or file), nothing ran or was written; 130
+// interrupted (completed rows kept). A crash ends the process by its signal, with the sidecar
+// marked failed first.
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "counters/hw_counters.hpp"
 #include "csv.hpp"
+#include "diagnostics.hpp"
+#include "go_reference.hpp"
+#include "memory_budget.hpp"
 #include "metadata.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
 #include "row.hpp"
 #include "runner.hpp"
+#include "sim_subject.hpp"
 #include "summary.hpp"
 
 namespace schedlab {
@@ -39,14 +48,19 @@ constexpr int kExitFailed = 1;
 constexpr int kExitRefused = 2;
 constexpr int kExitInterrupted = 130;
 
-std::vector<std::string> split_list(const std::string& text) {
+// The items of --NAME's comma list; an empty item ("1,,2", "1,") is refused, not dropped.
+std::vector<std::string> split_list(const std::string& name, const std::string& text) {
   std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    out.push_back(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (out.back().empty()) {
+      throw ParamError("--" + name + " " + text + ": an empty item in the list; remove the extra comma");
+    }
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
   }
-  return out;
 }
 
 void print_params(std::ostream& out, const std::vector<ParamSpec>& params) {
@@ -89,18 +103,38 @@ int cmd_columns(bool markdown, bool json) {
 }
 
 // The directory part of a path must exist; the file itself must not (never overwritten).
-void check_output_path(const std::string& path) {
+void check_output_path(const std::string& path, const char* option) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   struct stat st {};
   if (!dir.empty() && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
-    throw ParamError("output directory " + dir + " does not exist; create it or choose another --out");
+    throw ParamError("output directory " + dir + " does not exist; create it or choose another " + option);
   }
   if (::stat(path.c_str(), &st) == 0) {
-    throw ParamError("output file " + path + " already exists; choose another --out (results are never overwritten)");
+    throw ParamError("output file " + path + " already exists; choose another " + option +
+                     " (results are never overwritten)");
   }
 }
 
+// The CSV and its sidecar must be new; the trace must be new and neither of them.
+void check_output_paths(const RunRequest& request) {
+  check_output_path(request.out_path, "--out");
+  check_output_path(metadata_path_for(request.out_path), "--out");
+  if (request.trace_path.empty()) return;
+  const auto same = [](const std::string& a, const std::string& b) {
+    return std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
+  };
+  if (same(request.trace_path, request.out_path)) {
+    throw ParamError("--trace " + request.trace_path + " is the results file (--out); choose another --trace path");
+  }
+  if (same(request.trace_path, metadata_path_for(request.out_path))) {
+    throw ParamError("--trace " + request.trace_path +
+                     " is the results file's sidecar; choose another --trace path");
+  }
+  check_output_path(request.trace_path, "--trace");
+}
+
+// The events; a missing simulator is refused by plan(), which knows which cases are simulated.
 void require_counters(const HwCounters& events) {
   for (const CounterAvailability& a : events.availability()) {
     if (!a.available) {
@@ -114,17 +148,23 @@ int report_outcome(const RunOutcome& outcome, const std::string& out_path) {
   std::cout << summary_table(outcome.results);
   std::cout << "rows: " << outcome.rows << " in " << out_path << " (metadata: " << metadata_path_for(out_path)
             << ")\n";
+  int code = kExitFailed;
   switch (outcome.status) {
     case RunStatus::complete:
-      return 0;
+      code = 0;
+      break;
     case RunStatus::interrupted:
       std::fprintf(stderr, "schedlab: interrupted; %zu completed rows kept in %s\n", outcome.rows, out_path.c_str());
-      return kExitInterrupted;
+      code = kExitInterrupted;
+      break;
     case RunStatus::failed:
       std::fprintf(stderr, "schedlab: error: %s\n", outcome.error.c_str());
-      return kExitFailed;
+      break;
   }
-  return kExitFailed;
+  if (!outcome.sidecar_error.empty()) {
+    std::fprintf(stderr, "schedlab: also, the sidecar could not be finished: %s\n", outcome.sidecar_error.c_str());
+  }
+  return code;
 }
 
 int cmd_run(RunRequest request, const std::string& out) {
@@ -135,20 +175,16 @@ int cmd_run(RunRequest request, const std::string& out) {
   } else {
     request.out_path = out;
   }
-  check_output_path(request.out_path);
-  if (!request.trace_path.empty()) check_output_path(request.trace_path);
+  check_output_paths(request);
   const std::vector<Case> cases = plan(request);
-  HwCounters events(parse_counter_selection(request.counters));
+  HwCounters events(parse_counters(request.counters).events);
   if (request.require_counters) require_counters(events);
+  if (request.memory_budget != 0) set_memory_budget(request.memory_budget);
+  install_crash_handlers();
+  RunOutputs outputs(request, cases, events);
   std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
                request.out_path.c_str());
-  std::unique_ptr<CsvWriter> csv;
-  try {
-    csv = std::make_unique<CsvWriter>(request.out_path, header());
-  } catch (const std::runtime_error& e) {
-    throw ParamError(e.what());  // refused before anything ran
-  }
-  return report_outcome(execute(request, cases, *csv, events), request.out_path);
+  return report_outcome(execute(request, cases, outputs, events), request.out_path);
 }
 
 // What `schedlab run` was given, as text, before it is checked.
@@ -156,27 +192,43 @@ struct RunOptions {
   std::string schedulers, workloads, threads = "1", out, preset;
   unsigned reps = 5, warmup = 1;
   std::string counters = "default";
+  std::string sim_l1, sim_ll;
   bool require_counters = false;
   unsigned schedtrace_ms = 0;
   std::string trace_path;
   std::size_t trace_max_events = 1000000;
   std::optional<std::uint64_t> order_seed;
+  std::string memory_budget;
   std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
 };
+
+// --sim-l1 / --sim-ll, on `run` and on `counters` (which shows the geometry a run would use).
+void add_geometry_options(CLI::App& cmd, std::string& sim_l1, std::string& sim_ll) {
+  cmd.add_option("--sim-l1", sim_l1,
+                 "Simulated L1 data cache as SIZE,ASSOC,LINE (default: this machine's, from sysfs)");
+  cmd.add_option("--sim-ll", sim_ll,
+                 "Simulated last-level cache, also the model's per-core cache, as SIZE,ASSOC,LINE (default: this "
+                 "machine's per-core L2, from sysfs)");
+}
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   CLI::App* run = app.add_subcommand("run", "Run schedulers x workloads x thread counts, write a CSV");
   run->add_option("--preset", o.preset, "Run a named preset (see list) instead of a selection");
   run->add_option("--scheduler", o.schedulers, "Schedulers, comma-separated (see list)");
   run->add_option("--workload", o.workloads, "Workloads, comma-separated (see list)");
-  run->add_option("--threads", o.threads, "Worker thread counts, comma-separated (GOMAXPROCS)");
+  run->add_option("--threads", o.threads,
+                  "Worker thread counts, comma-separated (GOMAXPROCS), or auto: 1, 2, 4, ... up to the usable CPUs")
+      ->capture_default_str();
   o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case");
   o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions");
   run->add_option("--counters", o.counters,
-                  "Hardware/kernel events per worker: default, none, sw, cache, or columns (see `schedlab counters`)")
+                  "Hardware/kernel events per worker: default, none, sw, cache, or columns; plus sim (each "
+                  "repetition under Valgrind's cache simulator) and model (per-core cache model of the "
+                  "recorded footprints) (see `schedlab counters`)")
       ->capture_default_str();
+  add_geometry_options(*run, o.sim_l1, o.sim_ll);
   run->add_flag("--require-counters", o.require_counters, "Refuse to run if a selected counter is unavailable");
   run->add_option("--trace", o.trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
   run->add_option("--trace-max-events", o.trace_max_events, "Cap on events in the --trace file")
@@ -185,6 +237,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--schedtrace", o.schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
       ->check(CLI::Range(1u, 3600000u));
   run->add_option("--out", o.out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
+  run->add_option("--memory-budget", o.memory_budget,
+                  "Stop a run whose live tasks would hold more memory than this (bytes, suffixes K, M, G; "
+                  "default: half of MemAvailable; see README)");
   run->add_option("--order-seed", o.order_seed,
                   "Seed of the order cases run in within each repetition (default: drawn at random; "
                   "the sidecar records it)");
@@ -212,15 +267,14 @@ RunRequest preset_request(const RunOptions& o, const CLI::App& run, const std::s
 
 RunRequest selection_request(const RunOptions& o) {
   RunPart part;
-  part.schedulers = split_list(o.schedulers);
-  part.workloads = split_list(o.workloads);
+  if (!o.schedulers.empty()) part.schedulers = split_list("scheduler", o.schedulers);
+  if (!o.workloads.empty()) part.workloads = split_list("workload", o.workloads);
   part.threads.clear();
-  for (const std::string& t : split_list(o.threads)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
-    part.threads.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+  for (const std::string& item : split_list("threads", o.threads)) {
+    for (unsigned t : thread_counts(item)) part.threads.push_back(t);
   }
   for (const auto& [name, text] : o.params) {
-    if (!text.empty()) part.params[name] = split_list(text);
+    if (!text.empty()) part.params[name] = split_list(name, text);
   }
   RunRequest request;
   request.parts.push_back(std::move(part));
@@ -233,14 +287,52 @@ RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::st
                          char** argv) {
   RunRequest request = o.preset.empty() ? selection_request(o) : preset_request(o, run, presets_file);
   request.counters = o.counters;
+  request.sim_l1 = o.sim_l1;
+  request.sim_ll = o.sim_ll;
   request.require_counters = o.require_counters;
   request.schedtrace_ms = o.schedtrace_ms;
   request.trace_path = o.trace_path;
   request.trace_max_events = o.trace_max_events;
+  if (!o.memory_budget.empty()) {
+    const ParamSpec spec{"memory-budget", ParamKind::size, "", "", kMinMemoryBudget, std::int64_t{1} << 50, {}};
+    request.memory_budget = static_cast<std::uint64_t>(std::stoll(spec.canonical(o.memory_budget)));
+  }
   request.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
   request.command_line.assign(argv, argv + argc);
   request.progress = ::isatty(2) != 0;
   return request;
+}
+
+// A value given empty (--n '') is refused, not read as "the default".
+void refuse_empty_values(const CLI::App& run) {
+  for (const CLI::Option* opt : run.get_options()) {
+    if (opt->count() == 0) continue;
+    for (const std::string& value : opt->results()) {
+      if (value.empty()) {
+        throw ParamError(opt->get_name() + ": empty value; give one, or leave " + opt->get_name() +
+                         " out for its default");
+      }
+    }
+  }
+}
+
+// When no command was recognised: the first word that is not an option, named (`schedlab runn`
+// would otherwise be told only that a command is required).
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (!app.get_subcommands().empty()) return std::nullopt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--presets-file") {
+      ++i;  // its value
+    } else if (word.rfind('-', 0) != 0) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      return "unknown command '" + word + "': choose one of " + names;
+    }
+  }
+  return std::nullopt;
 }
 
 int main_impl(int argc, char** argv) {
@@ -250,7 +342,16 @@ int main_impl(int argc, char** argv) {
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
   app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
-  app.add_subcommand("counters", "Show which hardware and kernel counters this machine can read, and why not the others");
+  CLI::App* counters_cmd = app.add_subcommand(
+      "counters", "Show which hardware and kernel counters this machine can read, and why not the others; the "
+                  "simulated and modelled cache counters and their geometry");
+  std::string report_l1, report_ll;
+  add_geometry_options(*counters_cmd, report_l1, report_ll);
+  // The child of a simulated repetition (sim_subject.hpp); hidden: its group is empty.
+  CLI::App* child = app.add_subcommand("simulated-repetition", "")->group("");
+  std::string child_request, child_out;
+  child->add_option("--request", child_request)->required();
+  child->add_option("--out", child_out)->required();
   CLI::App* columns_cmd = app.add_subcommand("columns", "Describe the CSV's columns (the schema in harness/row.cpp)");
   bool markdown = false, json = false;
   columns_cmd->add_flag("--markdown", markdown, "As README's Markdown table");
@@ -264,25 +365,44 @@ int main_impl(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "schedlab: error: %s; see `schedlab --help`\n", e.what());
+    std::fprintf(stderr, "schedlab: error: %s; see `schedlab --help`\n",
+                 unknown_command(app, argc, argv).value_or(e.what()).c_str());
     return kExitRefused;
   }
   if (app.got_subcommand("list")) return cmd_list(presets_file);
-  if (app.got_subcommand("counters")) return print_counter_report(std::cout);
+  if (app.got_subcommand("counters")) return print_counter_report(std::cout, report_l1, report_ll);
+  if (app.got_subcommand("simulated-repetition")) {
+    run_simulated_repetition(child_request, child_out);
+    return 0;
+  }
   if (app.got_subcommand("columns")) return cmd_columns(markdown, json);
+  refuse_empty_values(*run);
   return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out);
 }
 
-// SIGINT and SIGTERM are blocked in every thread (the mask is inherited, so this runs before
-// any other thread starts) and taken by one watcher thread with sigwait: no async-signal-safety
-// puzzles. The first asks the runner to stop after the repetition in progress, which keeps
-// every completed row and marks the run interrupted; a second one stops at once (rows are
-// whole lines, written one write(2) each, so even then none is half written).
+// A second stop request: the run in progress is abandoned. The go-runtime program's process
+// group is killed (it would run on, orphaned), a row being written is let finish and no other
+// begins (the lock is kept: the exit cannot cut a row), and the sidecar is marked interrupted.
+[[noreturn]] void stop_now() {
+  kill_go_reference();
+  (void)row_write_lock().try_lock_for(std::chrono::seconds(2));  // a write stuck longer is given up on
+  write_interrupted_last_words();
+  std::_Exit(kExitInterrupted);
+}
+
+// SIGINT, SIGTERM and SIGHUP (a dropped ssh session) are blocked in every thread (the mask is
+// inherited, so this runs before any other thread starts) and taken by one watcher thread with
+// sigwait: no async-signal-safety puzzles. The first asks the runner to stop after the
+// repetition in progress, which keeps every completed row and marks the run interrupted; a
+// second one stops at once (stop_now). SIGPIPE (stderr piped to a reader that went away with the
+// session) and SIGXFSZ (a file-size limit) are ignored: the writes fail with an errno instead,
+// which the CSV and sidecar report, rather than killing the process without a word.
 void start_signal_watcher() {
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set] {
     for (int count = 0;; ++count) {
@@ -291,10 +411,10 @@ void start_signal_watcher() {
       if (count == 0) {
         g_stop_requested.store(true);
         std::fprintf(stderr, "\nschedlab: %s: stopping after the repetition in progress (again to stop at once)\n",
-                     sig == SIGINT ? "interrupt" : "terminate");
+                     sig == SIGINT ? "interrupt" : sig == SIGHUP ? "hangup" : "terminate");
       } else {
         std::fprintf(stderr, "\nschedlab: stopping now; completed rows are kept\n");
-        std::_Exit(kExitInterrupted);
+        stop_now();
       }
     }
   }).detach();

@@ -1,17 +1,19 @@
 #include "measure.hpp"
 
-#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
 #include "chrome_trace.hpp"
+#include "counters/cache_model.hpp"
 #include "counters/hw_counters.hpp"
+#include "metadata.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {
@@ -31,22 +33,19 @@ Usage process_usage() {
   return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
 }
 
-// The machine's CPU time from /proc/stat's first line, in clock ticks: busy (user, nice,
-// system, irq, softirq) and steal. Absent where /proc/stat cannot be read.
-struct CpuTicks {
-  double busy = 0, steal = 0;
-  bool steal_reported = false;
-};
-std::optional<CpuTicks> machine_ticks() {
+// The machine's busy (user, nice, system, irq, softirq) and steal ticks from /proc/stat's first
+// line; -1 for what cannot be read.
+void read_machine_ticks(MachineSample& s) {
   std::ifstream in("/proc/stat");
   std::string line;
-  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return std::nullopt;
+  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return;
   std::istringstream fields(line.substr(4));
   double v[8] = {};  // user nice system idle iowait irq softirq steal
   int n = 0;
   while (n < 8 && fields >> v[n]) ++n;
-  if (n < 7) return std::nullopt;
-  return CpuTicks{v[0] + v[1] + v[2] + v[5] + v[6], v[7], n == 8};
+  if (n < 7) return;
+  s.busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6];
+  if (n == 8) s.steal_ticks = v[7];
 }
 
 // This process and its waited-for children (the go-runtime program), user + system.
@@ -61,14 +60,18 @@ double own_cpu_ns() {
   return ns(self) + ns(children);
 }
 
-struct MachineSample {
-  std::optional<CpuTicks> ticks;
-  double own_ns = 0;
-  std::optional<double> loadavg_1m;
-};
+std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
 
 MachineSample sample_machine() {
-  MachineSample s{machine_ticks(), own_cpu_ns(), std::nullopt};
+  MachineSample s;
+  read_machine_ticks(s);
+  s.own_ns = own_cpu_ns();
+  s.steady_ns = static_cast<double>(steady_ns(std::chrono::steady_clock::now()));
   double load[1];
   if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
   return s;
@@ -77,34 +80,18 @@ MachineSample sample_machine() {
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
   MachineLoad m;
   m.loadavg_1m = before.loadavg_1m;
-  if (before.ticks && after.ticks) {
-    const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-    const double others = (after.ticks->busy - before.ticks->busy) * tick_ns - (after.own_ns - before.own_ns);
-    m.other_cpu_ns = others > 0 ? others : 0;  // tick resolution can put it slightly below
-    if (after.ticks->steal_reported) m.steal_ns = (after.ticks->steal - before.ticks->steal) * tick_ns;
-  }
+  if (before.busy_ticks < 0 || after.busy_ticks < 0) return m;
+  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double others = (after.busy_ticks - before.busy_ticks) * tick_ns - (after.own_ns - before.own_ns);
+  m.other_cpu_ns = others > 0 ? others : 0;  // tick rounding can put it slightly below
+  if (before.steal_ticks >= 0 && after.steal_ticks >= 0) m.steal_ns = (after.steal_ticks - before.steal_ticks) * tick_ns;
+  const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
+  m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
   return m;
 }
 
-std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-}
-
-}  // namespace
-
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<unsigned>(n) : 1;
-}
-
 Measurement Subject::measure(Workload& w, bool traced) {
-  const MachineSample before = sample_machine();
   Measurement m = measure_run(w, traced);
-  m.machine = machine_load(before, sample_machine());
   m.work_span_ratio = w.work_span_ratio();
   return m;
 }
@@ -133,7 +120,15 @@ void InProcessSubject::warm_up(Workload& w, unsigned runs) {
 }
 
 Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
-  Measurement m = run_timed(w, traced);
+  Measurement m;
+  try {
+    m = run_timed(w, traced);
+  } catch (const ResourceError& e) {  // the scheduler does not know what it was running
+    throw ResourceError(label_ + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(label_ + ": out of memory (std::bad_alloc) during a run; use a smaller problem or "
+                        "raise the process's memory limit");
+  }
   if (std::string err = w.check(); !err.empty()) {
     throw std::runtime_error("wrong result: " + label_ + ": " + err);
   }
@@ -144,34 +139,36 @@ Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
 }
 
 // The timed region and what brackets it. Invariant: nothing between the two clock reads but
-// Scheduler::run (the counters, events and rusage are read outside them).
+// Scheduler::run (the counters, events, rusage and footprint log are read outside them).
 Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   Scheduler& s = *scheduler_;
   ChromeTrace* timeline = traced ? watchers_.timeline : nullptr;
   if (timeline != nullptr && !s.trace_next_run(timeline->budget())) {
-    timeline->add_run(label_, {}, 0, "not traced: this backend does not expose its worker threads");
+    timeline->add_run(label_, {}, 0, 0, "not traced: this backend does not expose its worker threads");
     timeline = nullptr;
   }
   if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_);
+  if (watchers_.model) footprints_.start();
   const CounterSet before = s.counters();
   const Usage u0 = process_usage();
   if (watchers_.events) watchers_.events->start(s.worker_tids());
-  const auto t0 = std::chrono::steady_clock::now();
+  std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> region;
   try {
-    s.run([&w] { w.run(); });
+    region = run_region(w);
   } catch (...) {
     if (watchers_.events) (void)watchers_.events->stop();
     if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+    footprints_.stop();
     throw;
   }
-  const auto t1 = std::chrono::steady_clock::now();
+  const auto [t0, t1] = region;
   Measurement m;
   if (watchers_.events) {
     for (const auto& [column, value] : watchers_.events->stop()) {
       if (value) m.events[column] = *value;
     }
   }
-  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0));
+  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0), steady_ns(t1));
   const Usage u1 = process_usage();
   if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
   m.counters = s.counters() - before;
@@ -184,7 +181,28 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   m.cpu_ns = u1.cpu_ns - u0.cpu_ns;
   m.nvcsw = u1.nvcsw - u0.nvcsw;
   m.nivcsw = u1.nivcsw - u0.nivcsw;
+  if (watchers_.model) {
+    footprints_.stop();
+    // A workload that declares no footprint records nothing: its cell stays empty, not 0. The
+    // model gives each worker thread a core; where more threads ran tasks than the case has
+    // workers (os-threads: a thread per task), that does not hold and the cell stays empty too.
+    const std::vector<Footprint> record = footprints_.records();
+    if (!record.empty() && footprints_.workers() <= s.threads()) {
+      m.model_l2_misses = replay_misses(record, footprints_.workers(), *watchers_.model);
+    }
+  }
   return m;
+}
+
+std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>
+InProcessSubject::run_region(Workload& w) {
+  const bool bracket = std::exchange(bracket_next_, false);
+  if (bracket) simulated_region_begin();
+  const auto t0 = std::chrono::steady_clock::now();
+  scheduler_->run([&w] { w.run(); });
+  const auto t1 = std::chrono::steady_clock::now();
+  if (bracket) simulated_region_end();
+  return {t0, t1};
 }
 
 }  // namespace schedlab

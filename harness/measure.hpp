@@ -11,20 +11,28 @@
 //   counters ─► the workload's own check ─► exactly once: tasks executed = expected + root
 //
 // A wrong result or a lost or duplicated task throws std::runtime_error naming the case, so no
-// row is ever written for a run that computed the wrong thing.
+// row is ever written for a run that computed the wrong thing; a run that ran out of threads or
+// memory throws ResourceError (scheduler.hpp) naming the case.
 //
-// Around every repetition the machine is sampled too (/proc/stat, the load average): what
-// other processes and the hypervisor took while it ran. A repetition during which other
-// processes used more than kNoisyShare of the machine is flagged, and the claims leave it out.
+// Around every repetition of a block the runner samples the machine too (/proc/stat, the load
+// average): what other processes and the hypervisor took while it ran. A repetition during
+// which other processes used more than kNoisyShare of the machine is flagged, and the claims
+// leave it out.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "counters.hpp"
+#include "counters/cache_geometry.hpp"
+#include "counters/sim.hpp"
+#include "footprint.hpp"
+#include "plan.hpp"
 #include "scheduler.hpp"
 #include "workload.hpp"
 
@@ -35,19 +43,33 @@ class HwCounters;
 class SchedTracer;
 
 // A repetition is flagged noisy when other processes used more than this share of the machine's
-// CPU time during it (other_cpu_ns / (wall_ns x usable CPUs)). A tenth: enough to shift a
+// CPU time during it (other_cpu_ns / (its duration x usable CPUs)). A tenth: enough to shift a
 // comparison of two schedulers by more than the smallest effects the claims look for, and far
 // above what the harness's own helper threads use.
 inline constexpr double kNoisyShare = 0.10;
+// ... and at least this many clock ticks of it: /proc/stat counts in ticks (1/USER_HZ s, 10 ms
+// on common kernels) while this process's own time is exact, so their difference is off by up
+// to about a tick per CPU at each end of the window.
+inline constexpr double kNoisyMinTicks = 3;
 
-// What the machine was doing during a repetition, from /proc/stat and the load average.
-// /proc/stat counts in clock ticks (1/USER_HZ s, 10 ms on common kernels), so over a short
-// repetition these are coarse: they flag a busy machine, they do not time it.
+// What the machine was doing during one repetition of a block (every case of it once: the unit
+// of comparison), from /proc/stat and the load average.
 struct MachineLoad {
   std::optional<double> loadavg_1m;    // at the start
   std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
   std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
+  std::optional<bool> noisy;           // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
 };
+
+// The machine before a repetition, to be compared with after it by machine_load().
+struct MachineSample {
+  double busy_ticks = -1, steal_ticks = -1;  // /proc/stat; -1: not readable / not reported
+  double own_ns = 0;                         // this process and its waited-for children
+  double steady_ns = 0;
+  std::optional<double> loadavg_1m;
+};
+MachineSample sample_machine();
+MachineLoad machine_load(const MachineSample& before, const MachineSample& after);
 
 // What one repetition measured. An absent value is "not measured", never 0.
 struct Measurement {
@@ -58,9 +80,14 @@ struct Measurement {
   std::optional<double> cpu_ns;       // process user + system time during the run (getrusage)
   std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
-  MachineLoad machine;
+  MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
   // The workload's total work over its longest task: no schedule can speed it up more.
   std::optional<double> work_span_ratio;
+  // Valgrind's counts of the measured region, when it ran under the simulator (sim.hpp).
+  std::optional<SimCounts> sim;
+  // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
+  // workload declares its footprint (locality, matmul).
+  std::optional<std::uint64_t> model_l2_misses;
 };
 
 class Subject {
@@ -68,9 +95,8 @@ class Subject {
   virtual ~Subject() = default;
   // `runs` untimed runs before the repetitions (pools filled, caches warm).
   virtual void warm_up(Workload& w, unsigned runs) = 0;
-  // One measured repetition, checked, with the machine's load around it. `traced`: record a
-  // timeline of it, if tracing is on. Throws std::runtime_error for a wrong result, a task
-  // count mismatch or a failed run.
+  // One measured repetition, checked. `traced`: record a timeline of it, if tracing is on.
+  // Throws std::runtime_error for a wrong result, a task count mismatch or a failed run.
   Measurement measure(Workload& w, bool traced);
 
  protected:
@@ -78,14 +104,27 @@ class Subject {
   virtual Measurement measure_run(Workload& w, bool traced) = 0;
 };
 
-// CPUs this process may run on (its affinity mask), at least 1.
-unsigned usable_cpus();
+// A Subject whose every repetition is another process (the Go twin, schedlab under Valgrind):
+// the warm-up runs inside each one, because a new process starts cold, so warm_up() is empty.
+class ProcessSubject : public Subject {
+ public:
+  explicit ProcessSubject(const Case& c) : case_(c) {}
+  void warm_up(Workload&, unsigned) final {}
+
+ protected:
+  const Case case_;
+};
+
+
 
 // What watches an in-process run besides the clock; each may be null.
 struct Watchers {
   HwCounters* events = nullptr;       // per-worker hardware/kernel events
   SchedTracer* schedtrace = nullptr;  // --schedtrace lines
   ChromeTrace* timeline = nullptr;    // --trace
+  // --counters model: record the tasks' footprints and replay them through one cache of this
+  // geometry per worker (cache_model.hpp).
+  std::optional<CacheGeometry> model;
 };
 
 class InProcessSubject final : public Subject {
@@ -95,17 +134,24 @@ class InProcessSubject final : public Subject {
                    Watchers watchers);
   void warm_up(Workload& w, unsigned runs) override;
   Scheduler& scheduler() { return *scheduler_; }
+  // The next run's measured region is the simulator's: bracketed by its client requests
+  // (sim.hpp). Used by the simulated child, after its warm-up runs.
+  void bracket_next_run_for_simulator() { bracket_next_ = true; }
 
  protected:
   Measurement measure_run(Workload& w, bool traced) override;
 
  private:
   Measurement run_timed(Workload& w, bool traced);
+  // The clock around Scheduler::run, and the simulator's bracket when asked for.
+  std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> run_region(Workload& w);
 
   std::unique_ptr<Scheduler> scheduler_;
   const std::string label_;
   const std::string name_;
   Watchers watchers_;
+  FootprintLog footprints_;
+  bool bracket_next_ = false;
 };
 
 // The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the

@@ -1,5 +1,8 @@
 #include "metadata.hpp"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include <thread>
 
 #include "build_info.hpp"
+#include "errno_text.hpp"
 
 namespace schedlab {
 namespace {
@@ -36,6 +40,38 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// Writes all of `text` at the start of fd; 0, or the errno of the write that failed.
+int write_text(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// Creates (or, without O_EXCL in `flags`, truncates) `path` and writes `text`; 0 or the errno.
+int write_file(const std::string& path, const std::string& text, int flags) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return errno;
+  int err = write_text(fd, text);
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+// A full disk refuses a second copy: overwrites `path` in place with `text` when it fits in the
+// blocks `path` already holds, so that no write needs a new one. True when done.
+bool overwrite_in_place(const std::string& path, const std::string& text) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_blocks) * 512 < text.size()) return false;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write_text(fd, text) == 0 && ::ftruncate(fd, static_cast<off_t>(text.size())) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
 std::string format_time(const char* fmt) {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -47,23 +83,42 @@ std::string format_time(const char* fmt) {
 
 }  // namespace
 
-std::size_t cache_size_bytes(int level) {
+std::optional<CacheInfo> cache_info(int level, bool instruction) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     const std::string lvl = read_first_line(dir + "level");
     if (lvl.empty()) break;
     if (std::stoi(lvl) != level) continue;
     const std::string type = read_first_line(dir + "type");
-    if (type != "Data" && type != "Unified") continue;
+    if (instruction ? type != "Instruction" : (type != "Data" && type != "Unified")) continue;
     std::string size = read_first_line(dir + "size");  // "2048K"
-    if (size.empty()) return 0;
+    if (size.empty()) return std::nullopt;
     std::size_t scale = 1;
     if (size.back() == 'K') scale = 1024;
     if (size.back() == 'M') scale = 1024 * 1024;
     if (scale != 1) size.pop_back();
-    return static_cast<std::size_t>(std::stoull(size)) * scale;
+    CacheInfo info;
+    info.size = static_cast<std::size_t>(std::stoull(size)) * scale;
+    const std::string ways = read_first_line(dir + "ways_of_associativity");
+    const std::string line = read_first_line(dir + "coherency_line_size");
+    if (!ways.empty()) info.ways = static_cast<unsigned>(std::stoul(ways));
+    if (!line.empty()) info.line = static_cast<unsigned>(std::stoul(line));
+    return info;
   }
-  return 0;
+  return std::nullopt;
+}
+
+std::size_t cache_size_bytes(int level) {
+  const std::optional<CacheInfo> info = cache_info(level);
+  return info ? info->size : 0;
+}
+
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<unsigned>(n) : 1;
 }
 
 std::string utc_timestamp() { return format_time("%Y-%m-%dT%H:%M:%SZ"); }
@@ -81,6 +136,7 @@ nlohmann::json machine_info() {
   uname(&u);
   m["cpu_model"] = cpu_model();
   m["logical_cpus"] = std::thread::hardware_concurrency();
+  m["usable_cpus"] = usable_cpus();
   m["cache_bytes"] = {{"l1d", cache_size_bytes(1)}, {"l2", cache_size_bytes(2)}, {"l3", cache_size_bytes(3)}};
   m["kernel"] = std::string(u.sysname) + " " + u.release;
   m["host"] = host_name();
@@ -104,20 +160,29 @@ nlohmann::json machine_info() {
   return m;
 }
 
+void MetadataFile::create() {
+  const int err = write_file(path_, data_.dump(2) + "\n", O_EXCL);
+  if (err == EEXIST) {
+    throw std::runtime_error("metadata file " + path_ +
+                             " already exists; choose another --out (results are never overwritten)");
+  }
+  if (err != 0) {
+    ::unlink(path_.c_str());
+    throw std::runtime_error("cannot write " + path_ + ": " + errno_text(err) +
+                             "; free space or choose another --out");
+  }
+}
+
 void MetadataFile::save() const {
+  const std::string text = data_.dump(2) + "\n";
   const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno) +
-                               "; choose a writable --out directory");
-    }
-    out << data_.dump(2) << '\n';
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path_ + ": " + std::strerror(errno));
-  }
+  int err = write_file(tmp, text, O_TRUNC);
+  if (err == 0 && std::rename(tmp.c_str(), path_.c_str()) == 0) return;
+  if (err == 0) err = errno;
+  ::unlink(tmp.c_str());
+  const bool full = err == ENOSPC || err == EDQUOT || err == EFBIG;
+  if (full && overwrite_in_place(path_, text)) return;
+  throw std::runtime_error("cannot write " + path_ + ": " + errno_text(err) + "; free space or choose another --out");
 }
 
 std::string metadata_path_for(const std::string& csv_path) {

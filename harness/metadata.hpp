@@ -2,18 +2,36 @@
 //
 // Every CSV has a sidecar NAME.meta.json: the machine (CPU model, cores, caches, kernel), the
 // build (compiler, flags, git commit, dirty tree), the command line, which counters could be
-// read and why the others could not, and the run's status. The sidecar is written when the run
-// starts (status "running") and replaced atomically (write, then rename) when anything changes,
-// so it is never half written either.
+// read and why the others could not, and the run's status. The sidecar is created when the run
+// starts (status "running"; never over an existing file) and replaced atomically (write, then
+// rename) when anything changes, so it is never half written either. On a full disk, where the
+// new text cannot be written beside the old one, it is written over the old one in place when
+// it fits in the space the old one holds: a sidecar that says "failed" and why is worth more
+// than the atomic replacement that a full disk refuses.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace schedlab {
 
 // Facts about this machine and this build.
 nlohmann::json machine_info();
+
+// CPUs this process may run on (its affinity mask, as taskset sets it), at least 1.
+unsigned usable_cpus();
+
+// One cache of CPU 0 as sysfs describes it (/sys/devices/system/cpu/cpu0/cache/indexN).
+struct CacheInfo {
+  std::size_t size = 0;  // bytes
+  unsigned ways = 0;     // associativity; 0 when the kernel does not say
+  unsigned line = 0;     // coherency line size in bytes; 0 when the kernel does not say
+};
+
+// The cache at `level` (1, 2, 3) of CPU 0: the data or unified one, or with `instruction` the
+// instruction one. nullopt when the kernel does not describe it.
+std::optional<CacheInfo> cache_info(int level, bool instruction = false);
 
 // Size in bytes of the unified or data cache at `level` (1, 2, 3) of CPU 0, from sysfs; 0 when
 // the kernel does not say.
@@ -30,7 +48,11 @@ class MetadataFile {
   explicit MetadataFile(std::string path) : path_(std::move(path)) {}
   nlohmann::json& data() noexcept { return data_; }
   const std::string& path() const noexcept { return path_; }
-  // Writes path.tmp and renames it over path. Throws std::runtime_error on failure.
+  // Creates path (never over an existing file) and writes the data. Throws std::runtime_error
+  // naming the file, the errno and the fix; a file it created is removed.
+  void create();
+  // Writes path.tmp and renames it over path (in place on a full disk, see above). Throws
+  // std::runtime_error naming the file and the errno; no path.tmp is left behind.
   void save() const;
 
  private:

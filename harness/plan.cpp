@@ -1,10 +1,15 @@
 #include "plan.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
 
+#include "counters/cache_geometry.hpp"
+#include "counters/hw_counters.hpp"
+#include "counters/sim.hpp"
 #include "go_reference.hpp"
+#include "metadata.hpp"
 
 namespace schedlab {
 namespace {
@@ -55,6 +60,26 @@ bool external_runnable(const SchedulerEntry& s, const WorkloadEntry& w) {
   return true;
 }
 
+// A simulated case runs schedlab itself under Valgrind: without Valgrind, or for a scheduler
+// that is another program, it is skipped with one message per reason, or with
+// --require-counters the request is refused.
+bool simulation_runnable(const SchedulerEntry& s, bool required) {
+  static std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: skipping simulated rows: %s\n", why.c_str());
+    return false;
+  };
+  if (const auto why = simulator_unavailable()) {
+    if (required) {
+      throw ParamError("counter sim is unavailable on this machine (" + *why +
+                       "); drop --require-counters or choose others with --counters (see `schedlab counters`)");
+    }
+    return skip(*why);
+  }
+  if (s.external) return skip(s.name + " runs another program, which the simulator does not measure");
+  return true;
+}
+
 void check_threads(const RunPart& r) {
   if (r.threads.empty()) throw ParamError("no thread count given; use --threads N[,N...]");
   for (unsigned t : r.threads) {
@@ -81,7 +106,16 @@ void check_params(const RunPart& r, const std::vector<const SchedulerEntry*>& sc
   }
 }
 
-std::vector<Case> plan_part(const RunPart& r) {
+// serial runs on one thread whatever --threads says; said once when no thread count of 1 was
+// asked for (its rows say threads=1).
+void note_single_threaded(const SchedulerEntry& s, const RunPart& r) {
+  static std::set<std::string> said;
+  if (std::find(r.threads.begin(), r.threads.end(), 1u) != r.threads.end() || !said.insert(s.name).second) return;
+  std::fprintf(stderr, "schedlab: note: %s runs on one thread whatever --threads says; its rows say threads=1\n",
+               s.name.c_str());
+}
+
+std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, bool require_counters) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   check_threads(r);
@@ -100,18 +134,37 @@ std::vector<Case> plan_part(const RunPart& r) {
       } catch (const std::invalid_argument& e) {
         throw ParamError(e.what());
       }
+      const bool simulated = selected.simulated || r.simulated;
+      const bool modelled = selected.modelled || r.modelled;
+      std::vector<unsigned> threads;  // each count once, in the order given ("auto,1" has 1 twice)
       for (unsigned t : r.threads) {
+        if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
+      }
+      for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
-          if (s->single_threaded && t != r.threads.front()) continue;
+          if (s->single_threaded && t != threads.front()) continue;
+          if (s->single_threaded) note_single_threaded(*s, r);
+          if (simulated && !simulation_runnable(*s, require_counters)) continue;
           if (s->external && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
-            cases.push_back(Case{s, sp, w, wp, s->single_threaded ? 1u : t});
+            const unsigned threads = s->single_threaded ? 1u : t;
+            if (s->validate) s->validate(threads, sp);  // what only a build would find, found now
+            cases.push_back(Case{s, sp, w, wp, threads, simulated, modelled});
           }
         }
       }
     }
   }
   return cases;
+}
+
+// --sim-l1 and --sim-ll mean something only to simulated or modelled cases.
+void check_geometry_options(const RunRequest& r) {
+  for (const auto& [option, value] : {std::pair{"--sim-l1", &r.sim_l1}, std::pair{"--sim-ll", &r.sim_ll}}) {
+    if (!value->empty()) {
+      throw ParamError(std::string(option) + " applies to simulated or modelled cases; add --counters sim or model, or drop " + option);
+    }
+  }
 }
 
 }  // namespace
@@ -136,16 +189,45 @@ std::string Case::variant() const {
   return label;
 }
 
+std::vector<unsigned> auto_thread_counts() {
+  const unsigned cpus = std::min(usable_cpus(), kMaxThreads);
+  std::vector<unsigned> out;
+  for (unsigned t = 1; t < cpus; t *= 2) out.push_back(t);
+  out.push_back(cpus);
+  return out;
+}
+
+std::vector<unsigned> thread_counts(const std::string& item) {
+  if (item == "auto") return auto_thread_counts();
+  const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+  try {
+    return {static_cast<unsigned>(std::stoul(spec.canonical(item)))};
+  } catch (const ParamError& e) {
+    throw ParamError(std::string(e.what()) + ", or auto (1, 2, 4, ... up to the CPUs this process may use)");
+  }
+}
+
 std::vector<Case> plan(const RunRequest& r) {
   if (r.reps < 1 || r.reps > 100000) throw ParamError("--reps " + std::to_string(r.reps) + ": out of range; use 1..100000");
   if (r.warmup > 1000) throw ParamError("--warmup " + std::to_string(r.warmup) + ": out of range; use 0..1000");
   if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
+  const CounterSelection selected = parse_counters(r.counters);
   std::vector<Case> cases;
   for (const RunPart& part : r.parts) {
-    std::vector<Case> more = plan_part(part);
+    std::vector<Case> more = plan_part(part, selected, r.require_counters);
     cases.insert(cases.end(), more.begin(), more.end());
   }
+  if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
+  // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
+  // is refused before anything runs.
+  if (!cache_geometry_for(r, cases)) check_geometry_options(r);
   return cases;
+}
+
+std::optional<SimGeometry> cache_geometry_for(const RunRequest& r, const std::vector<Case>& cases) {
+  const bool needed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.simulated || c.modelled; });
+  if (!needed) return std::nullopt;
+  return resolve_sim_geometry(r.sim_l1, r.sim_ll);
 }
 
 }  // namespace schedlab

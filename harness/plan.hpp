@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "counters/cache_geometry.hpp"
 #include "params.hpp"
 #include "registry.hpp"
 
@@ -25,6 +27,11 @@ struct RunPart {
   std::vector<unsigned> threads{1};
   // Parameter name -> values; several values sweep that parameter.
   std::map<std::string, std::vector<std::string>> params;
+  // Back ends this part adds to --counters for its cases (a preset run's "counters"):
+  // simulated (Valgrind's cache simulator, counters/sim.hpp) and modelled (footprints replayed
+  // through per-core caches, counters/cache_model.hpp).
+  bool simulated = false;
+  bool modelled = false;
 };
 
 struct RunRequest {
@@ -35,11 +42,13 @@ struct RunRequest {
   std::string preset;    // the preset this request came from, or empty
   std::vector<std::string> command_line;
   bool progress = false;  // print a progress line on stderr
-  std::string counters = "default";  // --counters: hardware/kernel events (counters/hw_counters.hpp)
+  std::string counters = "default";  // --counters: events, sim, model (counters/hw_counters.hpp)
+  std::string sim_l1, sim_ll;        // --sim-l1, --sim-ll: SIZE,ASSOC,LINE; empty: this machine's
   bool require_counters = false;     // refuse to run if a selected counter is unavailable
   unsigned schedtrace_ms = 0;        // --schedtrace=MS (0: off)
   std::string trace_path;            // --trace=FILE.json (empty: off)
   std::size_t trace_max_events = 1000000;
+  std::uint64_t memory_budget = 0;  // --memory-budget in bytes; 0: the default (memory_budget.hpp)
   // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
   // so that a run's order can be repeated with --order-seed.
   std::uint64_t order_seed = 0;
@@ -53,6 +62,11 @@ struct Case {
   const WorkloadEntry* workload = nullptr;
   ParamValues workload_params;
   unsigned threads = 1;
+  // Measured under Valgrind's cache simulator (sim_subject.hpp): its wall time is not
+  // comparable with a native run's.
+  bool simulated = false;
+  // Footprints recorded for the per-core cache model.
+  bool modelled = false;
 
   std::string label() const;  // "steal-half fib-go(n=27 cutoff=0) threads=2"
   // The value of parameter `name` in this case (a workload's first, then the scheduler's), or
@@ -64,5 +78,17 @@ struct Case {
 
 // Expands and validates a request. Throws ParamError (one line: the problem and the fix).
 std::vector<Case> plan(const RunRequest& request);
+
+// The cache geometry of the simulator and the model (counters/cache_geometry.hpp) for these
+// cases: from --sim-l1, --sim-ll and sysfs when a case is simulated or modelled, else nullopt.
+// Throws ParamError for a bad option or a cache sysfs does not describe.
+std::optional<SimGeometry> cache_geometry_for(const RunRequest& request, const std::vector<Case>& cases);
+
+// 1, 2, 4, ... below the CPUs this process may use, then that count itself: the scaling sweep
+// that fits the machine (`--threads auto`; a preset's "threads": "auto").
+std::vector<unsigned> auto_thread_counts();
+// The thread counts of a --threads list item or a preset's entry: a count in 1..kMaxThreads,
+// or "auto". Throws ParamError naming the value and what is accepted.
+std::vector<unsigned> thread_counts(const std::string& item);
 
 }  // namespace schedlab

@@ -1,5 +1,7 @@
 #include "presets.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,12 +16,18 @@ namespace {
 using nlohmann::json;
 
 json read_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw ParamError("presets file " + path + " is a directory; pass --presets-file FILE.json");
+  }
   std::ifstream in(path);
   if (!in) throw ParamError("cannot read presets file " + path + "; pass --presets-file PATH");
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
     throw ParamError("presets file " + path + " is not valid JSON (" + e.what() + "); fix the file");
+  } catch (const std::ios_base::failure& e) {  // a read error (a FIFO, a device, an I/O error)
+    throw ParamError("cannot read presets file " + path + " (" + e.what() + "); pass --presets-file FILE.json");
   }
 }
 
@@ -52,12 +60,12 @@ std::vector<std::string> text_list(const json& v, const std::string& where) {
   return out;
 }
 
+// "auto" (the machine's own sweep, plan.hpp), or a list of counts (which may include "auto").
 std::vector<unsigned> thread_list(const json& v, const std::string& where) {
   std::vector<unsigned> out;
-  for (const std::string& t : text_list(v, where)) {
-    const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
+  for (const std::string& item : text_list(v, where)) {
     try {
-      out.push_back(static_cast<unsigned>(std::stoul(spec.canonical(t))));
+      for (unsigned t : thread_counts(item)) out.push_back(t);
     } catch (const ParamError& e) {
       throw ParamError(where + ": " + e.what());
     }
@@ -68,6 +76,20 @@ std::vector<unsigned> thread_list(const json& v, const std::string& where) {
 unsigned count(const json& v, const std::string& where) {
   if (!v.is_number_unsigned()) throw ParamError(where + ": expected a whole number, got " + v.dump());
   return v.get<unsigned>();
+}
+
+// A run's "counters": the back ends it adds to --counters for its cases, "sim" and/or "model".
+// The events themselves stay with --counters (one selection for the whole run).
+void read_back_ends(const json& v, const std::string& where, RunPart& part) {
+  for (const std::string& item : text_list(v, where)) {
+    if (item == "sim") {
+      part.simulated = true;
+    } else if (item == "model") {
+      part.modelled = true;
+    } else {
+      throw ParamError(where + ": '" + item + "' cannot be set per run; use sim or model (events come from --counters)");
+    }
+  }
 }
 
 }  // namespace
@@ -106,7 +128,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];
     const std::string at = where + ", run " + std::to_string(i + 1);
-    only_keys(run, {"workload", "params", "schedulers", "add_schedulers", "threads"}, at);
+    only_keys(run, {"workload", "params", "schedulers", "add_schedulers", "threads", "counters"}, at);
     RunPart part;
     if (!run.contains("workload")) throw ParamError(at + ": needs 'workload'");
     part.workloads = text_list(run["workload"], at + ": workload");
@@ -125,6 +147,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
     }
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");
+    if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);
     if (run.contains("params")) {
       if (!run["params"].is_object()) throw ParamError(at + ": 'params' must be an object");
       for (const auto& [param, values] : run["params"].items()) {

@@ -14,6 +14,7 @@
 #include "matmul/matmul.hpp"
 #include "metadata.hpp"
 #include "os_threads/os_threads.hpp"
+#include "recurse/recurse.hpp"
 #include "serial/serial.hpp"
 #include "steal_half/steal_half.hpp"
 #if SCHEDLAB_WITH_TBB
@@ -184,6 +185,7 @@ SchedulerEntry steal_half_entry() {
   e.make = [](unsigned threads, const ParamValues& p) {
     return make_steal_half(runtime_config(threads, p), steal_half_config(threads, p));
   };
+  e.validate = [](unsigned threads, const ParamValues& p) { (void)steal_half_config(threads, p); };
   return e;
 }
 
@@ -335,6 +337,13 @@ std::vector<WorkloadEntry> build_workloads() {
                {integer("dim", 512, 1, 16384, "matrix dimension, a power of two"),
                 integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two")},
                [u64](const ParamValues& p) { return make_matmul(MatmulParams{u64(p, "dim"), u64(p, "block")}); }});
+  const RecurseParams recurse;
+  r.push_back({"recurse", "--tasks tasks, each recursing --depth calls deep with a 256-byte frame per call: meets "
+               "the stack limits on purpose (a --depth past --stack-size / 256 overflows a fiber stack)",
+               {task_count(static_cast<std::int64_t>(recurse.tasks), 10000, "tasks, each recursing --depth calls"),
+                integer("depth", static_cast<std::int64_t>(recurse.depth), 0, 100000,
+                        "calls deep each task recurses, 256 bytes of stack each")},
+               [u64](const ParamValues& p) { return make_recurse(RecurseParams{u64(p, "tasks"), u64(p, "depth")}); }});
   return r;
 }
 

@@ -32,6 +32,10 @@ struct SchedulerEntry {
   // the report's peers figure. fair, central, steal-half (the designs under study), serial and
   // os-threads (baselines) are not peers.
   bool peer = false;
+  // Throws ParamError for a combination of threads and parameters that `make` would refuse and
+  // the single values do not show, without starting anything: plan() calls it for every case, so
+  // that a bad value is refused before the first file is written. Empty: nothing to check.
+  std::function<void(unsigned threads, const ParamValues& params)> validate;
 };
 
 // The names of the peers, in registry order.

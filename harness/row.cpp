@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "counters/hw_counters.hpp"
+#include "assert.hpp"
+#include "metadata.hpp"
 
 namespace schedlab {
 namespace {
@@ -44,10 +47,10 @@ void identification(std::vector<Column>& s) {
                [](const RowContext& r) { return std::to_string(r.c.threads); }});
   s.push_back({"rep", T::integer, "", "id", "repetition, from 0", kNeverEmpty,
                [](const RowContext& r) { return std::to_string(r.rep); }});
-  s.push_back({"block", T::integer, "", "id",
+  s.push_back({"block_index", T::integer, "", "id",
                "the block, from 0: the cases of one workload configuration, measured together with "
                "repetition i of each in a shuffled order before repetition i+1 of any; rows with the "
-               "same run_id, block and rep ran back to back",
+               "same run_id, block_index and rep ran back to back",
                kNeverEmpty, [](const RowContext& r) { return std::to_string(r.block); }});
   s.push_back({"scheduler_params", T::text, "", "id", "every scheduler parameter, `name=value`",
                "the scheduler has no parameters",
@@ -80,6 +83,11 @@ void results(std::vector<Column>& s) {
                "neither the scheduler nor the workload knows the task count", [](const RowContext& r) {
                  return r.m.tasks ? fixed(r.m.wall_ns / static_cast<double>(*r.m.tasks), 2) : std::string();
                }});
+  s.push_back({"simulated", T::integer, "", "result",
+               "1 when the repetition ran under Valgrind's cache simulator (`--counters sim`): its wall_ns, "
+               "ns_per_task and cpu_ns are Valgrind's, tens of times a native run's, and plots and claims leave "
+               "them out of every time comparison; 0 for a native run",
+               kNeverEmpty, [](const RowContext& r) { return std::string(r.c.simulated ? "1" : "0"); }});
   s.push_back({"cpu_ns", T::integer, "ns", "usage",
                "process user + system CPU time during the run (getrusage); cpu_ns / (wall_ns x "
                "threads) is the utilisation",
@@ -111,15 +119,40 @@ void events(std::vector<Column>& s) {
     s.push_back({e.column, ColumnType::integer, "events", e.hardware ? "hardware" : "kernel",
                  e.what + ", summed over the worker threads",
                  e.hardware ? "the machine has no PMU or refuses the event (`schedlab counters` says "
-                              "why), or the scheduler has no long-lived worker threads (os-threads, "
-                              "go-runtime)"
-                            : "the kernel refuses the event (`schedlab counters` says why), or the "
-                              "scheduler has no long-lived worker threads (os-threads, go-runtime)",
+                              "why), the scheduler has no long-lived worker threads (os-threads, "
+                              "go-runtime), or the row was simulated"
+                            : "the kernel refuses the event (`schedlab counters` says why), the "
+                              "scheduler has no long-lived worker threads (os-threads, go-runtime), "
+                              "or the row was simulated",
                  [column = e.column](const RowContext& r) {
                    auto it = r.m.events.find(column);
                    return it == r.m.events.end() ? std::string() : std::to_string(it->second);
                  }});
   }
+}
+
+// Valgrind's simulated caches (counters/sim.hpp) and the per-core model (counters/cache_model.hpp).
+void simulated_and_modelled(std::vector<Column>& s) {
+  using T = ColumnType;
+  const char* unsimulated = "the row was not simulated (`--counters sim`)";
+  const std::string region = " in the measured region, all threads, as Valgrind's simulator counts them";
+  s.push_back({"sim_instructions", T::integer, "instructions", "simulated", "instructions executed" + region + " (Ir)",
+               unsimulated, [](const RowContext& r) { return r.m.sim ? std::to_string(r.m.sim->instructions) : std::string(); }});
+  s.push_back({"sim_l1d_misses", T::integer, "misses", "simulated",
+               "L1 data cache read + write misses" + region + " (D1mr + D1mw)", unsimulated,
+               [](const RowContext& r) { return r.m.sim ? std::to_string(r.m.sim->l1d_misses) : std::string(); }});
+  s.push_back({"sim_ll_misses", T::integer, "misses", "simulated",
+               "last-level data read + write misses" + region +
+                   " (DLmr + DLmw); the simulated last level has the per-core L2's geometry unless --sim-ll says "
+                   "otherwise (the sidecar's `simulator`), and is one hierarchy shared by all threads, run one at a time",
+               unsimulated, [](const RowContext& r) { return r.m.sim ? std::to_string(r.m.sim->ll_misses) : std::string(); }});
+  s.push_back({"model_l2_misses", T::integer, "misses", "model",
+               "modelled, not measured: the tasks' recorded footprints replayed through one LRU cache per worker of "
+               "the L2's geometry, a write invalidating the other workers' copies (the sidecar's `cache_model`)",
+               "footprints were not recorded (`--counters model`), the workload does not declare its "
+               "footprint (every workload but locality and matmul), or more threads ran tasks than the case "
+               "has workers (os-threads: a thread per task)",
+               [](const RowContext& r) { return optional_cell(r.m.model_l2_misses); }});
 }
 
 // What the workload says about itself.
@@ -136,23 +169,22 @@ void workload_facts(std::vector<Column>& s) {
 // quiet enough (measure.hpp, kNoisyShare); a case with more threads than CPUs is marked.
 void machine(std::vector<Column>& s) {
   using T = ColumnType;
-  s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the repetition",
+  s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the block's repetition",
                "the kernel does not report it", [](const RowContext& r) { return optional_cell(r.m.machine.loadavg_1m, 2); }});
   s.push_back({"other_cpu_ns", T::integer, "ns", "machine",
-               "CPU time other processes used during the repetition (/proc/stat busy time minus this "
-               "process and its children; /proc/stat counts 10 ms ticks, so short repetitions read coarse)",
+               "CPU time other processes used during the block's repetition (every case of the block once): "
+               "/proc/stat busy time minus this process and its children, at /proc/stat's 10 ms resolution",
                "/proc/stat cannot be read", [](const RowContext& r) { return optional_cell(r.m.machine.other_cpu_ns, 0); }});
   s.push_back({"steal_ns", T::integer, "ns", "machine",
-               "time the hypervisor gave this VM's CPUs to others during the repetition (/proc/stat steal)",
+               "time the hypervisor gave this VM's CPUs to others during the block's repetition (/proc/stat steal)",
                "the kernel reports no steal time", [](const RowContext& r) { return optional_cell(r.m.machine.steal_ns, 0); }});
   s.push_back({"noisy", T::integer, "", "machine",
                "1 when other processes used more than " + std::to_string(static_cast<int>(kNoisyShare * 100)) +
-                   "% of the machine's CPU time during the repetition (other_cpu_ns / (wall_ns x usable CPUs)); "
-                   "claims leave such repetitions out",
+                   "% of the machine's CPU time during the block's repetition (and at least " +
+                   std::to_string(static_cast<int>(kNoisyMinTicks)) +
+                   " clock ticks of it, above /proc/stat's rounding); claims leave such repetitions out",
                "other_cpu_ns is not measured", [](const RowContext& r) {
-                 if (!r.m.machine.other_cpu_ns) return std::string();
-                 const double share = *r.m.machine.other_cpu_ns / (r.m.wall_ns * usable_cpus());
-                 return std::string(share > kNoisyShare ? "1" : "0");
+                 return r.m.machine.noisy ? std::string(*r.m.machine.noisy ? "1" : "0") : std::string();
                }});
   s.push_back({"oversubscribed", T::integer, "", "machine",
                "1 when the case has more worker threads than CPUs this process may use; claims leave it out",
@@ -167,8 +199,12 @@ std::vector<Column> build() {
   scheduler_counters(s);
   rusage_switches(s);
   events(s);
+  simulated_and_modelled(s);
   workload_facts(s);
   machine(s);
+  // A CSV header names each column once (a parameter named like a fixed column would shadow it).
+  std::set<std::string> names;
+  for (const Column& c : s) SCHEDLAB_ASSERT(names.insert(c.name).second, "CSV column names are unique");
   return s;
 }
 

@@ -7,17 +7,19 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <random>
+#include <utility>
 
 #include "chrome_trace.hpp"
 #include "counters/hw_counters.hpp"
 #include "csv.hpp"
-#include "diagnostics.hpp"
 #include "go_reference.hpp"
 #include "measure.hpp"
-#include "metadata.hpp"
 #include "row.hpp"
 #include "schedtrace.hpp"
+#include "sidecar.hpp"
+#include "sim_subject.hpp"
 
 namespace schedlab {
 
@@ -48,132 +50,164 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// Every scheduler's and workload's parameters with their defaults, canonical: what a variant's
-// parameters are compared with (scripts/schedlab_results names a variant by what it changed).
-nlohmann::json parameter_defaults() {
-  auto defaults = [](const std::vector<ParamSpec>& specs) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const ParamSpec& p : specs) out[p.name] = p.canonical(p.default_value);
-    return out;
-  };
-  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()}};
-  for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
-  for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
-  return out;
-}
-
-// The run's sidecar: written "running" at start, kept current, finished once.
-class Sidecar {
- public:
-  Sidecar(const RunRequest& r, const HwCounters& events) : file_(metadata_path_for(r.out_path)) {
-    run_id_ = compact_timestamp() + "-" + host_name() + "-" + std::to_string(::getpid());
-    nlohmann::json& d = file_.data();
-    d["run_id"] = run_id_;
-    d["csv"] = r.out_path;
-    d["preset"] = r.preset;
-    d["command_line"] = r.command_line;
-    d["started_utc"] = utc_timestamp();
-    d["machine"] = machine_info();
-    d["reps"] = r.reps;
-    d["order_seed"] = r.order_seed;
-    d["warmup_runs"] = r.warmup;
-    d["counters"] = counter_metadata(events);
-    d["status"] = "running";
-    d["notes"] = nlohmann::json::array(
-        {"peak_live_tasks is exact with one worker thread and exact to within 32 tasks per additional "
-         "worker (batched gauge)",
-         "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded",
-         "cpu_ns, ru_nvcsw and ru_nivcsw are getrusage(RUSAGE_SELF) differences: the whole process",
-         "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "
-         "other columns are not measured for them"});
-    d["schema"] = schema_json();
-    d["parameters"] = parameter_defaults();
-    d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
-    file_.save();
-  }
-
-  const std::string& run_id() const { return run_id_; }
-
-  // A task's stack overflow ends the process from the signal handler: it leaves this sidecar,
-  // marked failed, not one that says "running". Armed before each repetition of `label`.
-  void arm_crash_report(const std::string& label, std::size_t rows) {
-    set_overflow_context(label.c_str());
-    nlohmann::json crashed = file_.data();
-    crashed["status"] = "failed";
-    crashed["error"] = "stack overflow in a task of " + label + " (the process exited); rerun with a larger --stack-size";
-    crashed["rows"] = rows;
-    set_overflow_report(file_.path(), crashed.dump(2) + "\n");
-  }
-
-  void finish(RunStatus status, const std::string& error, std::size_t rows, const HwCounters& events) {
-    set_overflow_report("", "");
-    nlohmann::json& d = file_.data();
-    d["status"] = status == RunStatus::complete ? "complete" : status == RunStatus::failed ? "failed" : "interrupted";
-    if (!error.empty()) d["error"] = error;
-    d["rows"] = rows;
-    d["counters"] = counter_metadata(events);
-    d["finished_utc"] = utc_timestamp();
-    file_.save();
-  }
-
- private:
-  MetadataFile file_;
-  std::string run_id_;
-};
+// The most worker threads the live schedulers of a block may hold together (a case that needs
+// more is built alone). A few times the cores of the machines this runs on: a typical block
+// (a handful of schedulers at 1-8 threads) stays live for the whole run, while a long --threads
+// sweep, or several schedulers at 150 threads under a thread limit, holds a bounded set.
+constexpr unsigned kLiveThreadBudget = 256;
 
 // Everything a block needs from the run around it.
 struct RunState {
   const RunRequest& request;
-  CsvWriter& csv;
+  RunOutputs& out;
   HwCounters& events;
-  Sidecar& sidecar;
   ProgressLine& progress;
   SchedTracer& schedtrace;
-  ChromeTrace* timeline;
   std::size_t done = 0;  // repetitions measured so far
   unsigned block = 0;    // the block being measured
+  std::uint64_t clock = 0;  // counts uses of subjects, for least-recently-used eviction
   std::vector<CaseResult> results;
   std::mt19937_64 order;  // shuffles each repetition's cases (seeded by request.order_seed)
 };
 
-std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
-  if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
-  return std::make_unique<InProcessSubject>(c.scheduler->make(c.threads, c.scheduler_params), c.label(),
-                                            c.scheduler->name, Watchers{&run.events, &run.schedtrace, run.timeline});
-}
-
+// A case of the block being measured. Its subject is built when first needed and may be
+// destroyed and built again (see run_block).
 struct LiveCase {
   const Case* c;
   std::unique_ptr<Subject> subject;
   CaseResult result;
+  std::uint64_t last_used = 0;
 };
 
-// One repetition of one case, written as one row.
-void measure_one(LiveCase& l, Workload& workload, unsigned rep, RunState& run) {
-  const Case& c = *l.c;
-  run.progress.update(run.done, c.label() + " rep " + std::to_string(rep + 1) + "/" + std::to_string(run.request.reps));
-  run.sidecar.arm_crash_report(c.label(), run.csv.rows());
-  const Measurement m = l.subject->measure(workload, /*traced=*/rep == 0);
-  run.csv.write_row(row_cells(RowContext{run.sidecar.run_id(), run.request.preset, c, run.block, rep, m}));
-  l.result.wall_ns.push_back(m.wall_ns);
-  l.result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
-  ++run.done;
+// Worker threads a case's subject keeps alive (the go-runtime program's are another process's).
+unsigned live_threads(const Case& c) { return c.scheduler->external ? 0 : c.threads; }
+
+// Builds the case's subject. A scheduler that cannot get its threads or its memory is named in
+// the error.
+std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
+  if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
+  if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.out.geometry(), run.request.warmup});
+  Watchers watchers{&run.events, &run.schedtrace, run.out.trace(), std::nullopt};
+  if (c.modelled) watchers.model = run.out.geometry()->ll;
+  try {
+    return std::make_unique<InProcessSubject>(c.scheduler->make(c.threads, c.scheduler_params), c.label(),
+                                              c.scheduler->name, watchers);
+  } catch (const ResourceError& e) {
+    throw ResourceError(c.label() + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(c.label() + ": out of memory building the scheduler; use fewer --threads");
+  }
 }
 
-// The cases [first, last) share a workload and its parameters. Every case is built and warmed
-// up first; then repetition i of every case runs before repetition i+1 of any, in an order
-// shuffled anew for each repetition: each repetition is a block in which every variant saw the
-// same phase of a noisy machine, and no variant always runs first or last (after another's
-// warm caches, or in a slot the machine happens to slow down). Returns false when a stop was
+// The subject of `l`, built and warmed up now if it is not live. Invariant: the live subjects of
+// the block hold at most max(kLiveThreadBudget, l's threads) worker threads; the least recently
+// used are destroyed to make room (they are rebuilt, and warmed up again, when next needed).
+Subject& live_subject(LiveCase& l, std::vector<LiveCase>& block, Workload& workload, RunState& run) {
+  run.out.sidecar().arm_last_words(l.c->label());
+  if (!l.subject) {
+    unsigned live = 0;
+    for (const LiveCase& other : block) live += other.subject ? live_threads(*other.c) : 0;
+    const unsigned budget = std::max(kLiveThreadBudget, live_threads(*l.c));
+    while (live + live_threads(*l.c) > budget) {
+      LiveCase* oldest = nullptr;
+      for (LiveCase& other : block) {
+        if (other.subject && (oldest == nullptr || other.last_used < oldest->last_used)) oldest = &other;
+      }
+      live -= live_threads(*oldest->c);
+      oldest->subject.reset();
+    }
+    l.subject = make_subject(*l.c, run);
+    l.subject->warm_up(workload, run.request.warmup);
+  }
+  l.last_used = ++run.clock;
+  return *l.subject;
+}
+
+// One repetition of a block: every case once, in the order given. Rows are written when the
+// repetition ends (or stops early), because the machine's load they carry is the whole
+// repetition's: the unit the claims compare within.
+class BlockRepetition {
+ public:
+  BlockRepetition(RunState& run, unsigned rep) : run_(run), rep_(rep), before_(sample_machine()) {}
+  // When a case failed or a stop came, the cases measured before it keep their rows; an error
+  // writing them is dropped here, the one already propagating says what went wrong first.
+  ~BlockRepetition() {
+    try {
+      write();
+    } catch (const std::exception&) {
+    }
+  }
+
+  void measure(LiveCase& l, std::vector<LiveCase>& block, Workload& workload) {
+    const Case& c = *l.c;
+    run_.progress.update(run_.done, c.label() + " rep " + std::to_string(rep_ + 1) + "/" +
+                                        std::to_string(run_.request.reps));
+    Subject& subject = live_subject(l, block, workload, run_);
+    measured_.emplace_back(&l, subject.measure(workload, /*traced=*/rep_ == 0));
+    ++run_.done;
+  }
+
+  // Writes the rows of the cases measured so far. Throws std::runtime_error if the CSV cannot be
+  // written.
+  // Each row leaves the list once written, so that a retry after a failed write (the destructor's)
+  // writes none twice.
+  void write() {
+    if (measured_.empty()) return;
+    const MachineLoad load = machine_load(before_, sample_machine());
+    while (!measured_.empty()) {
+      auto& [l, m] = measured_.front();
+      m.machine = load;
+      run_.out.csv().write_row(
+          row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, run_.block, rep_, m}));
+      l->result.wall_ns.push_back(m.wall_ns);
+      l->result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
+      measured_.erase(measured_.begin());
+    }
+  }
+
+ private:
+  RunState& run_;
+  const unsigned rep_;
+  const MachineSample before_;
+  std::vector<std::pair<LiveCase*, Measurement>> measured_;
+};
+
+// Builds (and warms up) every subject of the block that is not live, when the whole block fits
+// the thread budget: outside the repetition's machine sample, as before the first repetition.
+// A block larger than the budget builds inside its repetitions (its machine load then spans
+// those builds; their CPU time is this process's, not counted as other processes').
+void build_if_all_fit(const std::vector<LiveCase*>& order, std::vector<LiveCase>& block, Workload& workload,
+                      RunState& run) {
+  unsigned need = 0;
+  for (const LiveCase& l : block) need += live_threads(*l.c);
+  if (need > kLiveThreadBudget) return;
+  for (LiveCase* l : order) {
+    if (!l->subject) (void)live_subject(*l, block, workload, run);
+  }
+}
+
+// The cases [first, last) share a workload and its parameters. Repetition i of every case runs
+// before repetition i+1 of any, in an order shuffled anew for each repetition: each repetition
+// is a block in which every variant saw the same phase of a noisy machine, and no variant
+// always runs first or last (after another's warm caches, or in a slot the machine happens to
+// slow down). A block spans thread counts on purpose: the claims compare a variant's growth
+// from 1 to N threads within one block (claims.py, "growth").
+//
+// The live schedulers are bounded by a thread budget (live_subject): a block that fits is built
+// and warmed up before its first repetition, as a whole; a larger one builds a case's scheduler
+// right before it is needed and destroys the least recently used. So start-up costs at most a
+// budget's worth of builds however long the sweep, and a sweep of hundreds of thread counts
+// holds a few hundred threads, not hundreds of schedulers. Returns false when a stop was
 // requested.
 bool run_block(const Case* first, const Case* last, RunState& run) {
   std::vector<LiveCase> block;
   std::unique_ptr<Workload> workload;
-  struct Finally {  // whatever happens, the workload's files go and the results are kept
+  struct Finally {  // whatever happens, the schedulers go first, then the workload's files; the results are kept
     std::vector<LiveCase>& block;
     std::unique_ptr<Workload>& workload;
     RunState& run;
     ~Finally() {
+      for (LiveCase& l : block) l.subject.reset();
       if (workload) workload->cleanup();
       for (LiveCase& l : block) run.results.push_back(std::move(l.result));
     }
@@ -181,61 +215,90 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 
   workload = first->workload->make(first->workload_params);
   workload->prepare();
-  for (const Case* c = first; c != last; ++c) {
-    block.push_back(LiveCase{c, make_subject(*c, run), CaseResult{*c, {}, NAN}});
-    block.back().subject->warm_up(*workload, run.request.warmup);
-  }
+  for (const Case* c = first; c != last; ++c) block.push_back(LiveCase{c, nullptr, CaseResult{*c, {}, NAN}});
   std::vector<LiveCase*> order;
   for (LiveCase& l : block) order.push_back(&l);
   for (unsigned rep = 0; rep < run.request.reps; ++rep) {
     std::shuffle(order.begin(), order.end(), run.order);
+    build_if_all_fit(order, block, *workload, run);
+    BlockRepetition repetition(run, rep);
     for (LiveCase* l : order) {
       if (g_stop_requested.load()) return false;
-      measure_one(*l, *workload, rep, run);
+      repetition.measure(*l, block, *workload);
     }
+    repetition.write();
   }
   return true;
 }
 
+// Every block in order. Throws what a failed run threw.
+RunStatus run_blocks(const std::vector<Case>& cases, RunState& run) {
+  for (std::size_t first = 0; first < cases.size();) {
+    std::size_t last = first;
+    // A block is one workload configuration; simulated cases form blocks of their own (their
+    // wall time is Valgrind's, never compared with a native run's).
+    while (last < cases.size() && cases[last].workload == cases[first].workload &&
+           cases[last].workload_params == cases[first].workload_params &&
+           cases[last].simulated == cases[first].simulated) {
+      ++last;
+    }
+    if (!run_block(cases.data() + first, cases.data() + last, run)) return RunStatus::interrupted;
+    ++run.block;
+    first = last;
+  }
+  if (ChromeTrace* timeline = run.out.trace()) {
+    timeline->write();
+    std::fprintf(stderr, "schedlab: trace written to %s%s\n", run.request.trace_path.c_str(),
+                 timeline->dropped() == 0 ? ""
+                                          : (" (cap reached: " + std::to_string(timeline->dropped()) +
+                                             " events dropped; raise --trace-max-events or trace fewer cases)").c_str());
+  }
+  return RunStatus::complete;
+}
+
+const char* status_word(RunStatus s) {
+  return s == RunStatus::complete ? "complete" : s == RunStatus::failed ? "failed" : "interrupted";
+}
+
 }  // namespace
 
-RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, CsvWriter& csv, HwCounters& events) {
-  Sidecar sidecar(r, events);
+RunOutputs::RunOutputs(const RunRequest& r, const std::vector<Case>& cases, const HwCounters& events)
+    : geometry_(cache_geometry_for(r, cases)) {  // plan() has checked it
+  try {
+    if (!r.trace_path.empty()) trace_ = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
+    csv_ = std::make_unique<CsvWriter>(r.out_path, header());
+    try {
+      sidecar_ = std::make_unique<Sidecar>(r, events, cases, geometry_, csv_->row_counter());
+    } catch (...) {
+      ::unlink(r.out_path.c_str());  // created just now, holds only the header
+      throw;
+    }
+  } catch (const std::runtime_error& e) {
+    throw ParamError(e.what());  // refused before anything ran (the trace removes itself)
+  }
+}
+
+RunOutputs::~RunOutputs() = default;
+
+RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutputs& out, HwCounters& events) {
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
-  std::unique_ptr<ChromeTrace> timeline;
-  if (!r.trace_path.empty()) timeline = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
-  RunState run{r, csv, events, sidecar, progress, schedtrace, timeline.get(), 0, 0, {}, std::mt19937_64(r.order_seed)};
+  RunState run{r, out, events, progress, schedtrace, 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
 
   RunOutcome outcome;
   try {
-    for (std::size_t first = 0; first < cases.size();) {
-      std::size_t last = first;
-      while (last < cases.size() && cases[last].workload == cases[first].workload &&
-             cases[last].workload_params == cases[first].workload_params) {
-        ++last;
-      }
-      if (!run_block(cases.data() + first, cases.data() + last, run)) {
-        outcome.status = RunStatus::interrupted;
-        break;
-      }
-      ++run.block;
-      first = last;
-    }
-    if (timeline && outcome.status == RunStatus::complete) {
-      timeline->write();
-      std::fprintf(stderr, "schedlab: trace written to %s%s\n", r.trace_path.c_str(),
-                   timeline->dropped() == 0 ? ""
-                                            : (" (cap reached: " + std::to_string(timeline->dropped()) +
-                                               " events dropped; raise --trace-max-events or trace fewer cases)").c_str());
-    }
+    outcome.status = run_blocks(cases, run);
   } catch (const std::exception& e) {
     outcome.status = RunStatus::failed;
     outcome.error = e.what();
   }
   outcome.results = std::move(run.results);
-  outcome.rows = csv.rows();
-  sidecar.finish(outcome.status, outcome.error, outcome.rows, events);
+  outcome.rows = out.csv().rows();
+  outcome.sidecar_error = out.sidecar().finish(status_word(outcome.status), outcome.error, outcome.rows, events);
+  if (!outcome.sidecar_error.empty() && outcome.status == RunStatus::complete) {
+    outcome.status = RunStatus::failed;  // the rows are whole, but nothing on disk says the run completed
+    outcome.error = std::exchange(outcome.sidecar_error, "");
+  }
   return outcome;
 }
 

@@ -1,16 +1,19 @@
 // runner.hpp: measures the planned cases and writes what they measured.
 //
 //   plan (plan.hpp) ─► for each block of cases sharing a workload configuration:
-//                        make a Subject per case (measure.hpp), warm each up, then
-//                        repetition i of every case before repetition i+1 of any
+//                        repetition i of every case before repetition i+1 of any, each case's
+//                        Subject (measure.hpp) built and warmed up when first needed
 //                      ─► per repetition: Measurement ─► Row (row.hpp) ─► CSV
-//                      ─► the sidecar (metadata.hpp), the summary table, the Chrome trace
+//                      ─► the sidecar (sidecar.hpp), the summary table, the Chrome trace
 //
-// execute() stops at the first failed run: that case gets no row, the rows already written
-// stay, and the sidecar says "failed" and why.
+// Simulated cases (`--counters sim`) get a SimSubject (sim_subject.hpp) and blocks of their own;
+// modelled ones record footprints (measure.hpp). execute() stops at the first failed run: that
+// case gets no row, the rows already written stay, and the sidecar says "failed" and why.
 #pragma once
 
 #include <atomic>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,7 @@ enum class RunStatus { complete, failed, interrupted };
 struct RunOutcome {
   RunStatus status = RunStatus::complete;
   std::string error;  // set when failed
+  std::string sidecar_error;  // set when the sidecar could not be finished (the rows are in the CSV)
   std::vector<CaseResult> results;
   std::size_t rows = 0;
 };
@@ -36,13 +40,36 @@ struct RunOutcome {
 // Set by the signal watcher: finish the repetition in progress, then stop.
 extern std::atomic<bool> g_stop_requested;
 
+class ChromeTrace;
 class CsvWriter;
 class HwCounters;
+class Sidecar;
 
-// Runs every case, appending rows to `csv` (created by the caller, so that an unwritable path
-// is refused before anything runs) and keeping its metadata sidecar current. `events` counts
-// the selected hardware/kernel events on the worker threads of each run.
-RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, CsvWriter& csv,
+// The files a run writes, all created before the first case runs and never over an existing
+// file: the --trace file (its opening written, so that a full disk shows now), the CSV with its
+// header, the sidecar. Failing to create any of them is a refusal (ParamError naming the file,
+// the errno and the fix), and removes those already created: a refused run leaves nothing.
+class RunOutputs {
+ public:
+  RunOutputs(const RunRequest& r, const std::vector<Case>& cases, const HwCounters& events);
+  ~RunOutputs();
+  CsvWriter& csv() { return *csv_; }
+  Sidecar& sidecar() { return *sidecar_; }
+  ChromeTrace* trace() { return trace_.get(); }
+  // The simulator's and the model's cache geometry, when a case is simulated or modelled.
+  const std::optional<SimGeometry>& geometry() const { return geometry_; }
+
+ private:
+  std::optional<SimGeometry> geometry_;
+  std::unique_ptr<ChromeTrace> trace_;
+  std::unique_ptr<CsvWriter> csv_;
+  std::unique_ptr<Sidecar> sidecar_;
+};
+
+// Runs every case, appending rows to the CSV and keeping the sidecar current. `events` counts the
+// selected hardware/kernel events on the worker threads of each run. Never throws for a failed
+// run: the outcome says what happened.
+RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, RunOutputs& outputs,
                    HwCounters& events);
 
 }  // namespace schedlab

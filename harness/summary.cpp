@@ -28,11 +28,12 @@ std::string workload_key(const CaseResult& r) {
 }
 
 // The median time of `variant` on the same workload configuration (at the same thread count
-// if `same_threads`), NaN when it was not run.
+// if `same_threads`), NaN when it was not run. A simulated case is compared only with simulated
+// ones (Valgrind's times are not a native run's).
 double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& variant,
                  bool same_threads) {
   for (const CaseResult& o : results) {
-    if (o.c.variant() == variant && workload_key(o) == workload_key(r) &&
+    if (o.c.variant() == variant && workload_key(o) == workload_key(r) && o.c.simulated == r.c.simulated &&
         (!same_threads || o.c.threads == r.c.threads) && !o.wall_ns.empty()) {
       return median(o.wall_ns);
     }
@@ -41,13 +42,14 @@ double reference(const std::vector<CaseResult>& results, const CaseResult& r, co
 }
 
 // The fastest peer (registry.hpp: SchedulerEntry::peer) on the same workload configuration at
-// the same threads: "ratio (name)" of r's median to its median, "-" when no peer ran.
+// the same threads, simulated only with simulated (as reference()): "ratio (name)" of r's median
+// to its median, "-" when no peer ran.
 std::string vs_best_peer(const std::vector<CaseResult>& results, const CaseResult& r, double med) {
   const CaseResult* best = nullptr;
   double best_med = NAN;
   for (const CaseResult& o : results) {
     if (!o.c.scheduler->peer || o.wall_ns.empty() || o.c.threads != r.c.threads ||
-        workload_key(o) != workload_key(r)) {
+        o.c.simulated != r.c.simulated || workload_key(o) != workload_key(r)) {
       continue;
     }
     const double m = median(o.wall_ns);
@@ -64,6 +66,7 @@ std::string vs_best_peer(const std::vector<CaseResult>& results, const CaseResul
 
 std::string summary_table(const std::vector<CaseResult>& results) {
   std::ostringstream out;
+  bool simulated = false;
   out << std::left << std::setw(34) << "workload" << " " << std::setw(22) << "scheduler" << std::right
       << std::setw(8) << "threads" << std::setw(12) << "median ms" << std::setw(11) << "ns/task"
       << std::setw(13) << "vs serial" << std::setw(10) << "vs tbb" << "  " << std::left << "vs best peer" << "\n";
@@ -72,7 +75,9 @@ std::string summary_table(const std::vector<CaseResult>& results) {
     const double med = median(r.wall_ns);
     const double serial = reference(results, r, "serial", false);
     const double tbb = reference(results, r, "tbb", true);
-    out << std::left << std::setw(34) << workload_key(r) << " " << std::setw(22) << r.c.variant()
+    simulated = simulated || r.c.simulated;
+    out << std::left << std::setw(34) << workload_key(r) << " " << std::setw(22)
+        << r.c.variant() + (r.c.simulated ? " [sim]" : "")
         << std::right << std::setw(8) << r.c.threads << std::setw(12) << format_double(med / 1e6, 2)
         << std::setw(11) << (std::isnan(r.tasks) ? "-" : format_double(med / r.tasks, 1)) << std::setw(13)
         << (std::isnan(serial) ? "-" : format_double(serial / med, 2) + "x") << std::setw(10)
@@ -85,6 +90,10 @@ std::string summary_table(const std::vector<CaseResult>& results) {
          "vs tbb: time relative to oneTBB at the same threads (lower is better);\n"
          "vs best peer: time relative to the fastest peer at the same threads, named in brackets "
          "(lower is better; peers are the runtimes a user would pick instead: " << peers << ")\n";
+  if (simulated) {
+    out << "[sim]: run under Valgrind's cache simulator; its times are Valgrind's and are compared only with other "
+           "[sim] rows\n";
+  }
   return out.str();
 }
 

@@ -39,6 +39,14 @@ class DeadlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The run needed more than the process may have: a worker thread that could not be started, a
+// fiber stack that could not be mapped, the memory budget (memory_budget.hpp). what() is one
+// line naming the resource and the fix. A scheduler that threw it during a run cannot run again.
+class ResourceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;

@@ -292,6 +292,26 @@ TEST(HwCounters, NoThreadsMeansNotMeasured) {
   for (const auto& [column, v] : hw.stop()) EXPECT_FALSE(v.has_value()) << column;
 }
 
+// Every thread handed in has exited (a stale worker list): the notes say so, and do not blame the
+// scheduler for reporting no threads.
+TEST(HwCounters, EveryThreadGoneIsSaidSo) {
+  HwCounters hw(parse_counter_selection("sw"));
+  REQUIRE_CONTEXT_SWITCHES(hw);
+  pid_t gone = 0;
+  {
+    Helper h;
+    gone = h.tid();
+  }
+  hw.start({gone});
+  for (const auto& [column, v] : hw.stop()) EXPECT_FALSE(v.has_value()) << column;
+  bool named = false;
+  for (const std::string& n : hw.notes()) {
+    EXPECT_EQ(n.find("reports none"), std::string::npos) << n;
+    named = named || n.find(std::to_string(gone)) != std::string::npos;
+  }
+  EXPECT_TRUE(named) << "thread " << gone << " is not named in notes()";
+}
+
 // A worker whose tid is not known yet (0) still runs tasks: a sum without it would be partial.
 TEST(HwCounters, UnknownTidMeansNotMeasured) {
   HwCounters hw(parse_counter_selection("sw"));

@@ -27,7 +27,8 @@ std::vector<Small> small_workloads() {
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "3"}, {"file-size", "10000"}, {"reads-per-task", "2"}}},
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
           {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
-          {"matmul", {{"dim", "64"}, {"block", "16"}}}};
+          {"matmul", {{"dim", "64"}, {"block", "16"}}},
+          {"recurse", {{"tasks", "4"}, {"depth", "50"}}}};
 }
 
 TEST(Workloads, EveryWorkloadUnderEveryScheduler) {

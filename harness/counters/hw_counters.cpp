@@ -35,11 +35,26 @@ int find_column(const std::string& name) {
   return -1;
 }
 
+// The comma-separated items of a --counters value, trimmed ("" stays an item: an unknown one).
+std::vector<std::string> selection_items(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t pos = 0;
+  do {
+    const std::size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    items.push_back(std::move(item));
+    pos = comma == std::string::npos ? std::string::npos : comma + 1;
+  } while (pos != std::string::npos);
+  return items;
+}
+
 [[noreturn]] void unknown_counter(const std::string& name) {
   std::string cols;
   for (const HwEvent& e : hw_events()) cols += (cols.empty() ? "" : ", ") + e.column;
   throw ParamError("unknown counter '" + name +
-                   "': choose from default, none, sw, cache, or a comma list of " + cols);
+                   "': choose from default, none, sw, cache, sim, model, or a comma list of " + cols);
 }
 
 }  // namespace
@@ -52,13 +67,7 @@ using counters::ThreadCounters;
 std::vector<std::string> parse_counter_selection(const std::string& text) {
   const std::vector<HwEvent>& events = hw_events();
   std::vector<bool> chosen(events.size(), false);
-  std::size_t pos = 0;
-  do {
-    const std::size_t comma = text.find(',', pos);
-    std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
+  for (const std::string& item : counters::selection_items(text)) {
     if (item == "default") {
       chosen.assign(events.size(), true);
     } else if (item == "none") {
@@ -73,12 +82,28 @@ std::vector<std::string> parse_counter_selection(const std::string& text) {
       if (c < 0) counters::unknown_counter(item);
       chosen[static_cast<std::size_t>(c)] = true;
     }
-    pos = comma == std::string::npos ? std::string::npos : comma + 1;
-  } while (pos != std::string::npos);
+  }
   std::vector<std::string> out;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (chosen[i]) out.push_back(events[i].column);
   }
+  return out;
+}
+
+CounterSelection parse_counters(const std::string& text) {
+  CounterSelection out;
+  std::string events;
+  for (const std::string& item : counters::selection_items(text)) {
+    if (item == "sim") {
+      out.simulated = true;
+    } else if (item == "model") {
+      out.modelled = true;
+    } else {
+      events += (events.empty() ? "" : ",") + item;
+    }
+  }
+  const bool only_back_ends = events.empty() && (out.simulated || out.modelled);
+  if (!only_back_ends) out.events = parse_counter_selection(events);
   return out;
 }
 
@@ -90,6 +115,7 @@ struct HwCounters::Impl {
   std::map<pid_t, std::unique_ptr<ThreadCounters>> cache;  // by tid, kept across runs
   std::vector<ThreadCounters*> active;                     // counting in this run
   std::vector<std::string> run_errors;                     // set-up failures of this run
+  bool run_had_threads = false;                            // start() was given any tid
   bool running = false;
   bool scaled = false;
   std::vector<std::string> notes;
@@ -204,6 +230,7 @@ void HwCounters::start(const std::vector<pid_t>& tids) {
   m.running = true;
   m.active.clear();
   m.run_errors.clear();
+  m.run_had_threads = !tids.empty();
   if (m.plan.papi.empty() && m.plan.kernel.empty()) return;  // nothing available or selected
 
   // New threads: an earlier scheduler's may be gone, and a dead thread's cached set must not
@@ -246,7 +273,9 @@ std::vector<std::pair<std::string, std::optional<long long>>> HwCounters::stop()
   const bool measured = !m.active.empty() && m.run_errors.empty();
   if (m.active.empty() && m.run_errors.empty() &&
       (!m.plan.papi.empty() || !m.plan.kernel.empty())) {
-    m.note("a run had no worker threads to count (the scheduler reports none)");
+    // Threads that were gone are noted by name when start() skipped them.
+    m.note(m.run_had_threads ? "a run's worker threads were all gone at its start: nothing was counted"
+                             : "a run had no worker threads to count (the scheduler reports none)");
   }
   m.active.clear();
   std::vector<std::pair<std::string, std::optional<long long>>> out;

@@ -7,7 +7,10 @@
 // found"; libpfm4 can also lack a new CPU model on bare metal), and on this project's VM it adds
 // events that it then cannot attach to a thread. The kernel still counts context switches, page
 // faults and (where there is a PMU) instructions, cycles and cache misses. Further back ends
-// (e.g. simulated cache counters from Valgrind, planned) plug in beside these two.
+// Two more back ends sit beside these: simulated cache counters from Valgrind (`--counters sim`,
+// counters/sim.hpp: a simulated case runs in a child process under the simulator) and the
+// per-core cache model (`--counters model`, counters/cache_model.hpp). They fill their own
+// columns (sim_*, model_l2_misses), not these eight.
 //
 // Probed once per process: which event each column uses (the first candidate that can be set
 // up on a thread), and whether a software event really counts (a probe sleeps and touches fresh
@@ -53,6 +56,16 @@ const std::vector<HwEvent>& hw_events();
 // columns) or a comma list of column names and those group names. Returns column names in CSV
 // order, without duplicates. Throws ParamError "unknown counter 'x': choose from ..." naming x.
 std::vector<std::string> parse_counter_selection(const std::string& text);
+
+// The whole --counters value: the event columns (as parse_counter_selection), plus "sim" (every
+// case runs under Valgrind's cache simulator) and "model" (footprints recorded for the per-core
+// cache model). "sim" or "model" alone selects no event. Throws ParamError as above.
+struct CounterSelection {
+  std::vector<std::string> events;
+  bool simulated = false;
+  bool modelled = false;
+};
+CounterSelection parse_counters(const std::string& text);
 
 struct CounterAvailability {
   std::string column;
@@ -101,9 +114,11 @@ class HwCounters {
 };
 
 // `schedlab counters`: every column, its candidates and why each is or is not usable, the
-// perf_event_paranoid value, PAPI's state and whether the default selection multiplexes.
-// Returns 0 (a machine without counters is not an error).
-int print_counter_report(std::ostream& out);
+// perf_event_paranoid value, PAPI's state and whether the default selection multiplexes; then
+// the simulated and modelled back ends with the geometry a run would use (`sim_l1`, `sim_ll`:
+// --sim-l1, --sim-ll, empty for this machine's). Returns 0 (a machine without counters is not
+// an error).
+int print_counter_report(std::ostream& out, const std::string& sim_l1 = "", const std::string& sim_ll = "");
 
 // For the run's sidecar: {"available": [columns], "unavailable": {column: reason},
 // "events": {column: event used}, "multiplexed": bool, "scope": "...", "notes": [...]}.

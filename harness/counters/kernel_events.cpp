@@ -38,7 +38,6 @@ const KernelEvent kKernelEvents[] = {
 
 }  // namespace
 
-std::string errno_text(int e) { return std::strerror(e); }
 
 int perf_event_paranoid() {
   std::ifstream f("/proc/sys/kernel/perf_event_paranoid");

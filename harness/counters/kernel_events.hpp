@@ -10,6 +10,7 @@
 #include <string>
 
 #include "counters/columns.hpp"
+#include "errno_text.hpp"
 
 namespace schedlab::counters {
 
@@ -19,8 +20,6 @@ struct KernelEvent {
   std::uint64_t config;
   bool software;
 };
-
-std::string errno_text(int e);
 
 // -1 when the file cannot be read (no perf_event support in the kernel at all).
 int perf_event_paranoid();

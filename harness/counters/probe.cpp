@@ -40,29 +40,32 @@ namespace {
 constexpr int kProbeSleeps = 5;
 constexpr std::size_t kProbePages = 16;
 
-// Columns that cannot read 0 after the probe thread's sleeps and page touches.
-bool cannot_read_zero(const std::string& column) {
-  return column == "perf_context_switches" || column == "perf_page_faults";
+// Columns that cannot read 0 after the probe thread's sleeps and, when it could map them, page
+// touches.
+bool cannot_read_zero(const std::string& column, bool pages_touched) {
+  return column == "perf_context_switches" || (column == "perf_page_faults" && pages_touched);
 }
 
-// Context switches (each sleep) and page faults (each fresh page touched) on this thread.
-void sleep_and_touch_pages() {
+// Context switches (each sleep) and page faults (each fresh page touched) on this thread. False
+// when the pages could not be mapped: then no page fault was owed.
+bool sleep_and_touch_pages() {
   for (int i = 0; i < kProbeSleeps; ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   void* m =
       mmap(nullptr, page * kProbePages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m != MAP_FAILED) {
-    for (std::size_t i = 0; i < kProbePages; ++i) static_cast<volatile char*>(m)[i * page] = 1;
-    munmap(m, page * kProbePages);
-  }
+  if (m == MAP_FAILED) return false;
+  for (std::size_t i = 0; i < kProbePages; ++i) static_cast<volatile char*>(m)[i * page] = 1;
+  munmap(m, page * kProbePages);
+  return true;
 }
 
 // The plan's counts on this thread over sleep_and_touch_pages(), one per planned column.
 struct ProbeCounts {
   bool failed = false;  // counting could not be set up or started: `error` says why
   std::string error;
+  bool pages_touched = false;
   std::vector<long long> sum;
   std::vector<bool> lost;
 };
@@ -75,7 +78,7 @@ ProbeCounts count_on_this_thread(const Plan& plan, std::size_t columns) {
   c.lost.assign(columns, false);
   c.failed = !t || !t->start(&c.error);
   if (!c.failed) {
-    sleep_and_touch_pages();
+    c.pages_touched = sleep_and_touch_pages();
     bool scaled = false;
     std::vector<std::string> notes;
     t->stop(plan, c.sum, c.lost, &scaled, notes);
@@ -117,7 +120,7 @@ void check_software_events(Probe& probe) {
   std::set<Backend> zero_backends;
   std::vector<bool> read_zero(sw.size(), false);
   for (std::size_t k = 0; k < sw.size(); ++k) {
-    read_zero[k] = cannot_read_zero(events[sw[k]].column) && counts.sum[k] == 0;
+    read_zero[k] = cannot_read_zero(events[sw[k]].column, counts.pages_touched) && counts.sum[k] == 0;
     if (read_zero[k]) zero_backends.insert(probe.events[sw[k]].backend);
   }
   for (std::size_t k = 0; k < sw.size(); ++k) {

@@ -1,6 +1,8 @@
 // report.cpp: `schedlab counters`, for a user deciding whether --counters will measure anything
 // here: the library and kernel state that decide it, every column with each candidate and why
-// it is or is not usable, and a check that this thread can count another one, as runs do.
+// it is or is not usable, and a check that this thread can count another one, as runs do; then
+// the simulated and modelled back ends: whether Valgrind is here, the geometry a run would use,
+// their columns and what the simulator sees.
 #include <unistd.h>
 
 #include <atomic>
@@ -8,10 +10,14 @@
 #include <ostream>
 #include <thread>
 
+#include "counters/cache_geometry.hpp"
 #include "counters/columns.hpp"
 #include "counters/hw_counters.hpp"
 #include "counters/kernel_events.hpp"
 #include "counters/probe.hpp"
+#include "counters/sim.hpp"
+#include "params.hpp"
+#include "row.hpp"
 
 namespace schedlab {
 namespace counters {
@@ -46,7 +52,10 @@ void print_column(std::ostream& out, const HwEvent& e, const ProbedEvent& probed
   for (const Tried& t : probed.tried) {
     out << "      " << t.name << ": " << (t.ok ? "usable" : t.reason) << "\n";
   }
-  if (!a.available && !probed.refused.empty()) out << "      => " << a.reason << "\n";
+  // The reason, unless it is just the candidates' reasons printed above: the probe refused the
+  // event, or the plan did (it cannot be counted together with the others).
+  const bool reasons_above = !probed_available(probed) && probed.refused.empty();
+  if (!a.available && !reasons_above) out << "      => " << a.reason << "\n";
   if (a.available && !a.reason.empty()) out << "      note: " << a.reason << "\n";
 }
 
@@ -79,10 +88,40 @@ void print_third_party_check(std::ostream& out) {
       << "\n";
 }
 
+// The schema's columns of one group (row.cpp is their one home), with their meanings.
+void print_schema_columns(std::ostream& out, const std::string& group) {
+  for (const Column& c : columns()) {
+    if (c.group == group) out << "  " << c.name << "\n      " << c.meaning << "\n";
+  }
+}
+
+void print_cache_back_ends(std::ostream& out, const std::string& sim_l1, const std::string& sim_ll) {
+  out << "\nSimulated cache counters (--counters sim)\n";
+  if (const auto why = simulator_unavailable()) {
+    out << "  unavailable: " << *why << "\n";
+  } else {
+    out << "  available    " << valgrind_program() << " (" << valgrind_version()
+        << "), --tool=callgrind --cache-sim=yes, one child process per repetition\n";
+  }
+  try {
+    const SimGeometry g = resolve_sim_geometry(sim_l1, sim_ll);
+    out << "  geometry (SIZE,ASSOC,LINE; --sim-l1, --sim-ll override D1, LL):\n"
+        << "      I1 " << g.i1.text() << "  from " << g.i1_from << "\n"
+        << "      D1 " << g.d1.text() << "  from " << g.d1_from << "\n"
+        << "      LL " << g.ll.text() << "  from " << g.ll_from << " (the per-core L2: the core's own cache)\n";
+  } catch (const ParamError& e) {
+    out << "  geometry: none: " << e.what() << "\n";
+  }
+  print_schema_columns(out, "simulated");
+  out << "  what the simulator sees: " << kSimulatorSees << "\n";
+  out << "\nModelled L2 misses (--counters model): a model, not a measurement; geometry: LL above\n";
+  print_schema_columns(out, "model");
+}
+
 }  // namespace
 }  // namespace counters
 
-int print_counter_report(std::ostream& out) {
+int print_counter_report(std::ostream& out, const std::string& sim_l1, const std::string& sim_ll) {
   const counters::Probe& p = counters::probe();
   counters::print_setup(out, p);
   const HwCounters all(parse_counter_selection("default"));
@@ -92,6 +131,7 @@ int print_counter_report(std::ostream& out) {
   counters::print_third_party_check(out);
   out << "  multiplexing for the default selection: " << (all.multiplexed() ? "yes" : "no") << "\n";
   out << "  scope: " << counters::kScope << "\n";
+  counters::print_cache_back_ends(out, sim_l1, sim_ll);
   return 0;
 }
 

@@ -95,15 +95,18 @@ std::unique_ptr<ThreadCounters> ThreadCounters::open(const Plan& plan, pid_t tid
   // comm, not stat: the kernel formats the whole file on each read, and comm is short.
   const std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
   t->identity_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int e = 0;  // the errno of the call that failed; 0 for a PAPI failure that has none
   bool ok = t->identity_fd_ >= 0;
-  if (!ok) *error = "thread " + std::to_string(tid) + ": " + path + ": " + errno_text(errno);
-  ok = ok && (plan.papi.empty() || t->open_papi(plan, error));
-  ok = ok && (plan.kernel.empty() || t->open_kernel(plan, error));
+  if (!ok) {
+    e = errno;
+    *error = "thread " + std::to_string(tid) + ": " + path + ": " + errno_text(e);
+  }
+  ok = ok && (plan.papi.empty() || t->open_papi(plan, error, &e));
+  ok = ok && (plan.kernel.empty() || t->open_kernel(plan, error, &e));
   if (ok) {
     *status = Status::ok;
     return t;
   }
-  const int e = errno;  // of the failing call (PAPI_ESYS leaves the system's errno)
   const bool gone = t->identity_fd_ < 0 ? e == ENOENT || e == ESRCH : !t->alive();
   *status = gone ? Status::gone : e == EMFILE || e == ENFILE ? Status::out_of_fds : Status::failed;
   return nullptr;
@@ -203,30 +206,31 @@ bool ThreadCounters::read_group(const Group& g, std::vector<std::uint64_t>& out)
   return false;
 }
 
-bool ThreadCounters::open_papi(const Plan& plan, std::string* error) {
+bool ThreadCounters::open_papi(const Plan& plan, std::string* error, int* sys_errno) {
   std::lock_guard lock(g_papi_mutex);
   const std::string who = "thread " + std::to_string(tid_) + ": ";
-  const char* step = "";
-  int r = create_attached_set(plan.papi_cidx, tid_, &papi_set_, &step);
-  if (r != PAPI_OK) {
+  // PAPI_ESYS leaves the system's errno; any other PAPI error has none (errno is stale then).
+  auto failed = [&](int r, const std::string& step) {
+    *sys_errno = r == PAPI_ESYS ? errno : 0;
     *error = who + step + ": " + papi_error(r);
     return false;
-  }
+  };
+  const char* step = "";
+  int r = create_attached_set(plan.papi_cidx, tid_, &papi_set_, &step);
+  if (r != PAPI_OK) return failed(r, step);
   if (plan.papi_multiplex && (r = PAPI_set_multiplex(papi_set_)) != PAPI_OK) {
-    *error = who + "PAPI_set_multiplex: " + papi_error(r);
-    return false;
+    return failed(r, "PAPI_set_multiplex");
   }
   for (const Slot& s : plan.papi) {
     if ((r = PAPI_add_named_event(papi_set_, s.event.c_str())) != PAPI_OK) {
-      *error = who + "PAPI_add_named_event(" + s.event + "): " + papi_error(r);
-      return false;
+      return failed(r, "PAPI_add_named_event(" + s.event + ")");
     }
   }
   papi_count_ = plan.papi.size();
   return true;
 }
 
-bool ThreadCounters::open_kernel(const Plan& plan, std::string* error) {
+bool ThreadCounters::open_kernel(const Plan& plan, std::string* error, int* sys_errno) {
   Group software;
   for (std::size_t i = 0; i < plan.kernel.size(); ++i) {
     const Slot& s = plan.kernel[i];
@@ -239,7 +243,7 @@ bool ThreadCounters::open_kernel(const Plan& plan, std::string* error) {
       *error =
           "thread " + std::to_string(tid_) + ": " + s.event + ": " + kernel_open_error(*s.kev, -fd);
       for (int f : software.fds) close(f);
-      errno = -fd;
+      *sys_errno = -fd;
       return false;
     }
     g.fds.push_back(fd);

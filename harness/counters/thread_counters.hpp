@@ -87,8 +87,10 @@ class ThreadCounters {
   static bool read_group(const Group& g, std::vector<std::uint64_t>& out);
 
   explicit ThreadCounters(pid_t tid);
-  bool open_papi(const Plan& plan, std::string* error);
-  bool open_kernel(const Plan& plan, std::string* error);
+  // On failure each sets *error, and *sys_errno to the errno of the system call that failed (0
+  // when PAPI failed without one), so that open() classifies by the right errno.
+  bool open_papi(const Plan& plan, std::string* error, int* sys_errno);
+  bool open_kernel(const Plan& plan, std::string* error, int* sys_errno);
 
   pid_t tid_;
   int identity_fd_ = -1;

@@ -20,7 +20,7 @@
 // `--schedlab_param NAME=VALUE` (repeatable; also `--schedlab_param=NAME=VALUE`) or with the
 // environment variable SCHEDLAB_PARAMS="NAME=VALUE NAME=VALUE" (flags win). A parameter applies
 // to every scheduler and workload that declares it, as with `schedlab run --NAME`. Thread counts
-// default to 1, 2, 4, ... below std::thread::hardware_concurrency() plus that maximum; serial
+// default to 1, 2, 4, ... below the usable CPUs plus that count (auto_thread_counts); serial
 // runs only at 1; `--schedlab_threads 1,2` replaces the list. Scheduler entries without a `make`
 // (external programs such as a Go runtime twin) are skipped.
 //
@@ -59,6 +59,7 @@
 #include "build_info.hpp"
 #include "fib/fib.hpp"
 #include "measure.hpp"
+#include "plan.hpp"
 #include "registry.hpp"
 #if SCHEDLAB_WITH_TBB
 #include "raw_tbb.hpp"
@@ -91,31 +92,20 @@ void add_param(Options& o, const std::string& text, const char* from) {
   o.params[text.substr(0, eq)] = text.substr(eq + 1);
 }
 
+// The same counts and words as `schedlab run --threads` (plan.hpp's thread_counts).
 std::vector<unsigned> parse_threads(const std::string& text) {
   std::vector<unsigned> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     if (item.empty()) continue;
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (*end != '\0' || v < 1 || v > kMaxThreads) {
-      refuse("--schedlab_threads '" + text + "': use a comma-separated list of 1.." +
-             std::to_string(kMaxThreads));
+    try {
+      for (unsigned t : thread_counts(item)) out.push_back(t);
+    } catch (const ParamError& e) {
+      refuse(std::string("--schedlab_threads: ") + e.what());
     }
-    out.push_back(static_cast<unsigned>(v));
   }
   if (out.empty()) refuse("--schedlab_threads is empty");
-  return out;
-}
-
-std::vector<unsigned> default_threads() {
-  unsigned max = std::thread::hardware_concurrency();
-  if (max == 0) max = 1;
-  if (max > kMaxThreads) max = kMaxThreads;
-  std::vector<unsigned> out;
-  for (unsigned t = 1; t < max; t *= 2) out.push_back(t);
-  out.push_back(max);
   return out;
 }
 
@@ -153,7 +143,7 @@ Options parse_own_flags(int& argc, char** argv) {
           "schedlab_gbench: Google Benchmark over every scheduler x workload x thread count\n"
           "  --schedlab_param NAME=VALUE   set a scheduler or workload parameter (repeatable;\n"
           "                                env SCHEDLAB_PARAMS=\"NAME=VALUE ...\" too)\n"
-          "  --schedlab_threads 1,2,4      thread counts (default 1, 2, 4, ... and the CPU count)\n"
+          "  --schedlab_threads 1,2,4      thread counts, or auto (the default: 1, 2, 4, ... and the CPU count)\n"
           "  --benchmark_...               Google Benchmark's flags (--help lists them)\n"
           "Parameters: see `schedlab list`.\n");
       std::exit(0);
@@ -163,7 +153,7 @@ Options parse_own_flags(int& argc, char** argv) {
   }
   argc = out;
   argv[argc] = nullptr;
-  if (o.threads.empty()) o.threads = default_threads();
+  if (o.threads.empty()) o.threads = auto_thread_counts();
   return o;
 }
 

@@ -5,9 +5,9 @@
 // the worker thread, whose stack is the overflowed one, so the handler runs on a per-thread
 // alternate signal stack. It checks that the faulting address is inside the guard page of the
 // fiber the worker is running, prints which task (the harness's label of the case) and the
-// --stack-size that fixes it, writes the report the harness armed (diagnostics.hpp), and
-// exits with status 1. Any other SIGSEGV is not ours: the default action is restored and the
-// fault repeats as a normal crash.
+// --stack-size that fixes it, writes the sidecar the harness prepared (diagnostics.hpp), and
+// exits with status 1. Any other SIGSEGV is a crash, or a signal another process sent: it is
+// reported as such (diagnostics.hpp) and the process ends by it, with the default action.
 //
 // Stacks handed out after the guard-page budget is spent (stack.hpp) have no guard page; an
 // overflow there is not caught. The run's counters say how many stacks were unguarded.

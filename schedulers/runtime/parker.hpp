@@ -18,12 +18,19 @@ class Parker {
   // Executed only by the thread this parker belongs to. Sleeps until a permit is available,
   // then consumes it.
   void park() noexcept {
-    for (;;) {
-      const std::uint32_t had = permit_.exchange(0, std::memory_order_acquire);
-      SCHEDLAB_ASSERT(had <= 1, "a parker holds at most one permit");
-      if (had != 0) return;
-      permit_.wait(0, std::memory_order_relaxed);
-    }
+    wait();
+    take();
+  }
+  // park() in two halves, for an owner that must mark itself awake in between (Worker::park):
+  // notified() stays true until take(), so from the unpark on an observer sees the owner as
+  // woken, then as awake, and never again as asleep. wait() sleeps until a permit is available
+  // and leaves it there; take() consumes it, along with any unpark that came in the meantime.
+  void wait() noexcept {
+    while (permit_.load(std::memory_order_acquire) == 0) permit_.wait(0, std::memory_order_relaxed);
+  }
+  void take() noexcept {
+    const std::uint32_t had = permit_.exchange(0, std::memory_order_seq_cst);
+    SCHEDLAB_ASSERT(had == 1, "a parker's permit is taken once, after wait() saw it");
   }
   // By any thread. Makes a permit available (a second unpark before the park adds nothing) and
   // wakes the parked thread, if any.
@@ -32,6 +39,9 @@ class Parker {
     SCHEDLAB_ASSERT(had <= 1, "a parker holds at most one permit");
     if (had == 0) permit_.notify_one();
   }
+  // By any thread, racily: a permit waits for the owner to take it (it was woken, and may still
+  // be waiting for a CPU). The deadlock check's way of telling woken from asleep.
+  bool notified() const noexcept { return permit_.load(std::memory_order_seq_cst) != 0; }
 
  private:
   std::atomic<std::uint32_t> permit_{0};  // 0 or 1

@@ -82,5 +82,20 @@ TEST(Parker, PermitsDoNotAccumulate) {
   EXPECT_TRUE(second_park_returned.load());
 }
 
+// The deadlock check tells a woken owner from a sleeping one by the permit: it shows from the
+// unpark until the owner takes it, and wait() leaves it for take() (Worker::park marks itself
+// awake in between). An unpark in between adds nothing: take() consumes both.
+TEST(Parker, NotifiedFromTheUnparkUntilTheOwnerTakesThePermit) {
+  Parker p;
+  EXPECT_FALSE(p.notified());
+  p.unpark();
+  EXPECT_TRUE(p.notified());
+  p.wait();  // returns at once and leaves the permit
+  EXPECT_TRUE(p.notified());
+  p.unpark();
+  p.take();
+  EXPECT_FALSE(p.notified());
+}
+
 }  // namespace
 }  // namespace schedlab

@@ -15,6 +15,8 @@
 // (from == nullptr: the harness thread submitting the root). next(w) is called only by w's thread.
 #pragma once
 
+#include <string>
+
 #include "../counters.hpp"
 #include "../task.hpp"
 
@@ -60,6 +62,11 @@ class Policy {
   // runtime has set procs and threads, and idle_procs to the number of parked workers).
   // Called from any thread: read racily, never lock a hot path for it.
   virtual void describe(SchedSnapshot&) const {}
+  // The policy's own state for the deadlock report: where the tasks and processors are and who
+  // was told to wake, one line each, so that a lost wake-up can be reasoned about from the report
+  // alone. Called only on that failure path, by the harness thread, while every worker sleeps;
+  // it may take the policy's locks.
+  virtual std::string dump_state() const { return {}; }
 
  protected:
   FiberRuntime* runtime_ = nullptr;

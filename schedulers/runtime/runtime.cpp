@@ -3,17 +3,32 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <system_error>
 
 #include "../api.hpp"
 #include "../assert.hpp"
+#include "../errno_text.hpp"
+#include "../memory_budget.hpp"
 #include "fiber_guard.hpp"
 
 namespace schedlab {
 namespace {
 thread_local Worker* tls_worker = nullptr;
+
+// What one fiber is charged against the memory budget: the page its stack commits and its
+// Fiber record (memory_budget.hpp has the measurement).
+std::uint64_t fiber_charge_bytes() {
+  return static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) + sizeof(Fiber);
+}
+
+std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
 }  // namespace
+
+FiberRuntime::FiberCharge::~FiberCharge() { memory_release(fibers.load() * fiber_charge_bytes()); }
 
 Worker* current_worker_or_null() noexcept {
   // The empty asm keeps calls to this function from being merged or hoisted across a fiber
@@ -33,7 +48,12 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
   install_overflow_handler();
   policy_->attach(*this);
-  for (unsigned i = 0; i < config_.threads; ++i) add_worker();
+  for (unsigned i = 0; i < config_.threads; ++i) {
+    if (add_worker() == nullptr) {  // a thread could not be started (fail() says why)
+      stop_and_join_workers();
+      throw ResourceError(failure_text());
+    }
+  }
   // Per-thread counters attach to worker tids before the first run: wait until every initial
   // worker has published its own (a few microseconds, once per scheduler).
   for (unsigned i = 0; i < config_.threads; ++i) {
@@ -42,23 +62,27 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
 }
 
 FiberRuntime::~FiberRuntime() {
-  policy_->shutdown();
-  for (unsigned i = 0; i < worker_count(); ++i) {
-    if (workers_[i]->thread_.joinable()) workers_[i]->thread_.join();
-  }
+  stop_and_join_workers();
   if constexpr (kAssertionsOn) {
     // Every worker has exited (a worker stopped by shutdown may not have gone idle after its
     // last task, so its batch is folded in here): every task spawned has finished, unless a
-    // deadlock leaked the stuck ones.
+    // deadlock or a resource failure leaked the stuck ones.
     for (unsigned i = 0; i < worker_count(); ++i) live_.flush(workers_[i]->live_batch);
-    SCHEDLAB_ASSERT(deadlocked_ || live_.settled() == 0, "no task outlives the last run");
+    SCHEDLAB_ASSERT(deadlocked_ || failed_.load() || live_.settled() == 0, "no task outlives the last run");
+  }
+}
+
+void FiberRuntime::stop_and_join_workers() noexcept {
+  policy_->shutdown();
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    if (workers_[i]->thread_.joinable()) workers_[i]->thread_.join();
   }
 }
 
 Worker* FiberRuntime::add_worker() {
   std::lock_guard lock(add_worker_mutex_);
   const unsigned i = worker_count_.load(std::memory_order_relaxed);
-  if (i >= config_.max_threads) return nullptr;
+  if (i >= config_.max_threads || failed_.load(std::memory_order_acquire)) return nullptr;
   workers_[i] = std::make_unique<Worker>(*this, live_, i);
   Worker& w = *workers_[i];
   w.stats.add(Counter::threads_created);
@@ -69,7 +93,21 @@ Worker* FiberRuntime::add_worker() {
   policy_->on_worker_added(w);
   worker_count_.store(i + 1, std::memory_order_release);
   // A worker may be unparked before its thread runs: the parker keeps the permit.
-  w.thread_ = std::thread([this, &w] { worker_main(w); });
+  threads_running_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    w.thread_ = std::thread([this, &w] { worker_main(w); });
+  } catch (const std::system_error& e) {
+    // The policy already counts w: the runtime cannot run as configured, so it fails (a policy
+    // treats nullptr as "no more threads", which keeps its own state consistent meanwhile).
+    threads_running_.fetch_sub(1, std::memory_order_relaxed);
+    const std::string which = i < config_.threads ? std::to_string(i + 1) + " of " + std::to_string(config_.threads)
+                                                  : std::to_string(i + 1) + " (beyond --threads " +
+                                                        std::to_string(config_.threads) + ", for a blocking call)";
+    fail("cannot start worker thread " + which + ": " + errno_text(e.code().value()) +
+         ": the process's limit on threads or memory is reached (ulimit -u, ulimit -v); use fewer --threads "
+         "or raise the limit");
+    return nullptr;
+  }
   return &w;
 }
 
@@ -80,10 +118,11 @@ void FiberRuntime::worker_main(Worker& w) {
   w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
   w.native_ = Fiber::for_current_thread();
   Worker* wp = &w;
-  Fiber& first = take_idle_fiber(w);
-  switch_fiber(*w.native_, first, [wp, f = &first] { wp->current_fiber_ = f; });
-  // Shutdown. Every loop fiber that was running on this thread parked itself in this pool; let
-  // each return from its entry function so that Boost releases its stack.
+  if (Fiber* first = take_idle_fiber(w)) {
+    switch_fiber(*w.native_, *first, [wp, first] { wp->current_fiber_ = first; });
+  }
+  // Shutdown, or a failure. Every loop fiber that was running on this thread parked itself in
+  // this pool; let each return from its entry function so that Boost releases its stack.
   for (Fiber* f : w.idle_fibers_) {
     f->request_exit(*w.native_);
     switch_fiber(*w.native_, *f, [wp, f] { wp->current_fiber_ = f; });
@@ -93,6 +132,7 @@ void FiberRuntime::worker_main(Worker& w) {
   delete w.native_;
   w.native_ = nullptr;
   release_overflow_stack();
+  threads_running_.fetch_sub(1, std::memory_order_release);
 }
 
 // Entry of every pooled fiber: run the schedule loop until shutdown, then wait in the pool for
@@ -104,14 +144,87 @@ void FiberRuntime::fiber_entry(Fiber& self) {
   switch_fiber(self, *w->native_, [w, f = &self] { w->idle_fibers_.push_back(f); });
 }
 
-Fiber& FiberRuntime::take_idle_fiber(Worker& w) {
+Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
   if (!w.idle_fibers_.empty()) {
     Fiber* f = w.idle_fibers_.back();
     w.idle_fibers_.pop_back();
-    return *f;
+    return f;
   }
-  w.stats.add(Counter::stacks_allocated);
-  return *Fiber::create(stacks_, &FiberRuntime::fiber_entry);
+  const std::int64_t live = std::max<std::int64_t>(0, live_.current());
+  try {
+    if (!memory_try_charge(fiber_charge_bytes(), static_cast<std::uint64_t>(live) * kTaskRecordBytes)) {
+      fail(memory_budget_report(live));
+      return nullptr;
+    }
+    try {
+      Fiber* f = Fiber::create(stacks_, &FiberRuntime::fiber_entry);
+      fiber_charge_.fibers.fetch_add(1, std::memory_order_relaxed);
+      w.stats.add(Counter::stacks_allocated);
+      return f;
+    } catch (...) {
+      memory_release(fiber_charge_bytes());
+      throw;
+    }
+  } catch (const std::exception& e) {  // the stack allocator's message names the limit and the fix
+    try {
+      if (w.current_fiber_ == nullptr) {  // a worker starting: too many threads, not too many tasks
+        fail("worker thread " + std::to_string(w.index() + 1) + " of " + std::to_string(config_.threads) +
+             " cannot get its first fiber stack: the process's memory limit is reached (ulimit -v); use fewer "
+             "--threads or raise the limit (" + e.what() + ")");
+      } else {
+        fail(std::string(e.what()) + " (" + std::to_string(live) + " live tasks)");
+      }
+    } catch (...) {
+      fail("");  // no memory left even for the message
+    }
+    return nullptr;
+  }
+}
+
+std::string FiberRuntime::memory_budget_report(std::int64_t live_tasks) const {
+  const MemoryBudget budget = memory_budget();
+  const std::uint64_t held = memory_charged() + static_cast<std::uint64_t>(live_tasks) * kTaskRecordBytes;
+  return "memory budget of " + mib(budget.bytes) + " (" + budget.source + ") reached: " +
+         std::to_string(live_tasks) + " live tasks and " + std::to_string(fiber_charge_.fibers.load()) +
+         " fiber stacks hold about " + mib(held) +
+         "; use a smaller problem (--n, or a serial --cutoff), a LIFO order (steal-half, or central --order lifo), "
+         "or a larger --memory-budget";
+}
+
+void FiberRuntime::fail(std::string why) noexcept {
+  {
+    std::lock_guard lock(root_mutex_);
+    if (failed_.load(std::memory_order_relaxed)) return;
+    failure_ = std::move(why);
+    failed_.store(true, std::memory_order_release);
+  }
+  root_cv_.notify_all();
+}
+
+void FiberRuntime::abandon_current_task(Worker& w) {
+  Worker* wp = &w;
+  w.stats.add(Counter::fiber_switches);
+  switch_fiber(*w.current_fiber_, *w.native_, [wp] {
+    wp->current_fiber_ = wp->native_;
+    wp->current_task_ = nullptr;
+  });
+  std::abort();  // unreachable: nothing resumes an abandoned task
+}
+
+void FiberRuntime::throw_failure() {
+  // Wakes the parked workers; each busy one leaves at its next return to the schedule loop.
+  policy_->shutdown();
+  while (threads_running_.load(std::memory_order_acquire) != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::lock_guard lock(root_mutex_);
+  throw ResourceError(failure_text());
+}
+
+std::string FiberRuntime::failure_text() const {
+  // Empty when there was no memory left to write the message with.
+  return failure_.empty() ? "out of memory: a worker thread could not get a fiber stack; use a smaller problem"
+                          : failure_;
 }
 
 // The schedule loop. Runs on a pooled fiber; the fiber may change workers while a task it runs
@@ -119,7 +232,7 @@ Fiber& FiberRuntime::take_idle_fiber(Worker& w) {
 void FiberRuntime::schedule_loop() {
   for (;;) {
     Worker& w = current_worker();
-    if (w.current_fiber_->exit_requested()) return;
+    if (w.current_fiber_->exit_requested() || failed_.load(std::memory_order_relaxed)) return;
     Task* t = policy_->next(w);
     if (t == nullptr) return;  // shutdown
     SCHEDLAB_ASSERT(w.current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
@@ -285,6 +398,7 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
   if (deadlocked_) {
     throw DeadlockError("this scheduler deadlocked in an earlier run and cannot run again; build a new one");
   }
+  if (failed_.load(std::memory_order_acquire)) throw_failure();
   live_.reset_peak();
   auto* t = new detail::TaskWith<std::function<void()>, void>(root);
   t->group = &root_group_;
@@ -299,10 +413,15 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
     root_done_ = false;
   }
   policy_->submit_new(*t, nullptr);
-  all_parked_since_ = 0;
+  all_asleep_since_ = 0;
   std::unique_lock lock(root_mutex_);
   while (!root_done_) {
-    if (!root_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return root_done_; }) &&
+    if (failed_.load(std::memory_order_relaxed)) {
+      lock.unlock();
+      throw_failure();
+    }
+    if (!root_cv_.wait_for(lock, std::chrono::milliseconds(100),
+                           [this] { return root_done_ || failed_.load(std::memory_order_relaxed); }) &&
         stuck(now_ns())) {
       // The stuck tasks and their fibers are leaked: nothing can resume them. The workers are
       // idle and exit normally when this runtime is destroyed.
@@ -311,29 +430,39 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
     }
   }
   lock.unlock();
+  if (failed_.load(std::memory_order_acquire)) throw_failure();  // the root finished, other work did not
   if (root_group_.first_error) std::rethrow_exception(std::exchange(root_group_.first_error, nullptr));
 }
 
-// How long every worker must have been parked, with no task finishing, before the run is
-// declared deadlocked. Parked workers wake within microseconds of new work, so a second of
-// universal sleep while the root is unfinished means no work can ever arrive; a task in a
-// blocking call keeps its thread out of the parked set, so slow I/O never looks like this.
+// How long every worker must have slept, each in one sleep and unwoken, before the run is
+// declared deadlocked. A state in which no worker runs and none has a wake-up on its way cannot
+// change by itself (only the harness submits from outside, and it does not while it waits for
+// the root), so the window is not what makes the verdict sound; it is slack for policies whose
+// wake-ups the check cannot see (a condition variable's notify, unlike a parker's permit,
+// leaves no trace until the thread runs). A task in a blocking call keeps its thread awake, so
+// slow I/O never looks like this.
 constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
 
+// Each worker's sleep_id() is sampled every 100 ms. A woken worker still waiting for a CPU
+// reads 0, and a worker that woke and slept again reads a new id, so neither a thread starved
+// by an overloaded kernel nor a chain of short sleeps (two threads handing a P back and forth,
+// each hand-off a wake-up that takes milliseconds under load) can pass for one long sleep.
 bool FiberRuntime::stuck(std::uint64_t now) {
   const unsigned n = worker_count();
-  std::uint64_t executed = 0;
-  bool all_parked = true;
+  std::vector<std::uint64_t> sleeps(n);
   for (unsigned i = 0; i < n; ++i) {
-    all_parked = all_parked && workers_[i]->parked();
-    executed += workers_[i]->stats.get(Counter::tasks_executed);
+    sleeps[i] = workers_[i]->sleep_id();
+    if (sleeps[i] == 0) {
+      all_asleep_since_ = 0;
+      return false;
+    }
   }
-  if (!all_parked || executed != executed_then_ || all_parked_since_ == 0) {
-    all_parked_since_ = all_parked ? now : 0;
-    executed_then_ = executed;
+  if (all_asleep_since_ == 0 || sleeps != sleeps_then_) {
+    all_asleep_since_ = now;
+    sleeps_then_ = std::move(sleeps);
     return false;
   }
-  return now - all_parked_since_ >= kDeadlockAfterNs;
+  return now - all_asleep_since_ >= kDeadlockAfterNs;
 }
 
 std::string FiberRuntime::deadlock_report() const {
@@ -349,7 +478,27 @@ std::string FiberRuntime::deadlock_report() const {
          std::to_string(kDeadlockAfterNs / 1'000'000) + " ms and the root task has not finished; tasks alive: " +
          std::to_string(alive) + " (" + std::to_string(queued) +
          " queued with no worker woken for them: a lost wake-up; " + std::to_string(suspended) +
-         " suspended in a join or wait that can never complete); a scheduler or workload bug, not a slow run";
+         " suspended in a join or wait that can never complete); a scheduler or workload bug, not a slow run" +
+         workers_dump() + policy_->dump_state();
+}
+
+// One line per worker for the deadlock report: how long it has slept, and how many tasks it
+// ran. (The state is read again here, after stuck(); a worker reading "woken" or "awake" was
+// woken since, which stuck() rules out for a parker's wake-ups.)
+std::string FiberRuntime::workers_dump() const {
+  const std::uint64_t now = now_ns();
+  std::string out;
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    const Worker& w = *workers_[i];
+    out += "\n  M" + std::to_string(i) + ": ";
+    if (w.sleep_id() != 0) {
+      out += "asleep for " + std::to_string(w.idle_now_ns(now) / 1'000'000) + " ms";
+    } else {
+      out += w.parker.notified() ? "woken, not yet running" : "awake";
+    }
+    out += ", " + std::to_string(w.stats.get(Counter::tasks_executed)) + " tasks run";
+  }
+  return out;
 }
 
 std::optional<SchedSnapshot> FiberRuntime::snapshot() const {

@@ -14,6 +14,15 @@
 //            policy.next(w') ◄─ policy.submit_ready ◄── child done, and the waiter's fiber saved
 //                 │
 //                 └─► switch to the task's fiber; the loop fiber goes back to w''s pool
+//
+// When the machine runs out (a worker thread that cannot be started, a fiber stack that cannot
+// be mapped, the memory budget: memory_budget.hpp) the run cannot finish: a task that needs a
+// fiber to suspend onto and gets none can never continue. The runtime then fails as a whole:
+// fail() records why, every worker leaves at its next return to the schedule loop (the one
+// whose task was stuck abandons that task and returns to its native stack), and run_root throws
+// a ResourceError once every worker thread has exited. No thread is left stuck to be joined;
+// the abandoned tasks, their fibers and what they hold are leaked, and the runtime refuses
+// further runs.
 #pragma once
 
 #include <atomic>
@@ -21,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "../assert.hpp"
 #include "../scheduler.hpp"
@@ -83,12 +93,26 @@ class FiberRuntime final : public Scheduler {
   void finish(Task& t);
   void publish_done(Task& t, Worker& w);
   void group_task_done(GroupState& g, Worker& w);
-  Fiber& take_idle_fiber(Worker& w);
-  void start_worker(Worker& w);
+  // A fiber from w's pool, else a new one; nullptr (after fail()) when no stack can be had or
+  // the memory budget would be passed.
+  Fiber* take_idle_fiber(Worker& w) noexcept;
+  // The task running on w could not suspend (take_idle_fiber failed): leaves it suspended for
+  // good and switches w's thread to its native stack, where worker_main winds the worker down.
+  [[noreturn]] void abandon_current_task(Worker& w);
+  // Records the first resource failure and wakes the harness thread (see the top of this file).
+  void fail(std::string why) noexcept;
+  std::string memory_budget_report(std::int64_t live_tasks) const;
+  // Harness thread, after a failure: stops the workers, waits until every worker thread has
+  // exited, throws the failure as a ResourceError.
+  [[noreturn]] void throw_failure();
+  std::string failure_text() const;  // failure_, or what an empty one means
+  // Wakes every worker for good and joins every thread that was started.
+  void stop_and_join_workers() noexcept;
   // Called by the harness thread while it waits for the root: true once every worker has been
-  // parked, with no task finishing, for kDeadlockAfter.
+  // asleep in one sleep, unwoken, for kDeadlockAfterNs.
   bool stuck(std::uint64_t now);
   std::string deadlock_report() const;
+  std::string workers_dump() const;
 
   const RuntimeConfig config_;
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
@@ -103,11 +127,23 @@ class FiberRuntime final : public Scheduler {
   std::mutex root_mutex_;
   std::condition_variable root_cv_;
   bool root_done_ = false;  // guarded by root_mutex_
-  // Deadlock watch (harness thread only): when the all-parked state began and the executed
-  // count then; a deadlocked runtime refuses further runs.
-  std::uint64_t all_parked_since_ = 0;
-  std::uint64_t executed_then_ = 0;
+  // Deadlock watch (harness thread only): when every worker was first seen asleep, and in
+  // which sleeps (Worker::sleep_id); a deadlocked runtime refuses further runs.
+  std::uint64_t all_asleep_since_ = 0;
+  std::vector<std::uint64_t> sleeps_then_;
   bool deadlocked_ = false;
+  // A resource failure (see the top of this file); failure_ is written once, under root_mutex_,
+  // before failed_ is set.
+  std::atomic<bool> failed_{false};
+  std::string failure_;
+  // Worker threads started and not yet exited: a failed run waits for 0 before it throws.
+  std::atomic<int> threads_running_{0};
+  // Fibers this runtime created and charged to the memory budget; given back when it is
+  // destroyed (a member, so that a constructor that throws gives them back too).
+  struct FiberCharge {
+    std::atomic<std::uint64_t> fibers{0};
+    ~FiberCharge();
+  } fiber_charge_;
   std::atomic<std::size_t> trace_cap_per_worker_{0};  // nonzero while tracing: workers added now record too
 };
 
@@ -117,12 +153,14 @@ void FiberRuntime::suspend_current(Publish publish) {
   Task* self = w.current_task_;
   SCHEDLAB_ASSERT(self != nullptr, "only a running task suspends");
   Fiber& from = *w.current_fiber_;
-  Fiber& to = take_idle_fiber(w);
+  Fiber* to_ptr = take_idle_fiber(w);
+  if (to_ptr == nullptr) abandon_current_task(w);
+  Fiber& to = *to_ptr;
   self->fiber = &from;
   w.stats.add(Counter::suspensions);
   w.stats.add(Counter::fiber_switches);
   if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
-  switch_fiber(from, to, [self, to_ptr = &to, publish]() mutable {
+  switch_fiber(from, to, [self, to_ptr, publish]() mutable {
     Worker& here = current_worker();  // same thread as before the switch
     here.current_fiber_ = to_ptr;
     here.current_task_ = nullptr;

@@ -15,6 +15,9 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
+#if SCHEDLAB_HAVE_VALGRIND
+#include <valgrind/valgrind.h>
+#endif
 
 namespace schedlab {
 namespace {
@@ -68,6 +71,9 @@ StackAllocator::StackAllocator(StackConfig config)
       guard_(config.guard) {}
 
 StackAllocator::~StackAllocator() {
+#if SCHEDLAB_HAVE_VALGRIND
+  for (unsigned id : valgrind_stack_ids_) VALGRIND_STACK_DEREGISTER(id);
+#endif
   long returned = 0;
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
 #if defined(__SANITIZE_ADDRESS__)
@@ -120,6 +126,7 @@ boost::context::stack_context StackAllocator::allocate_guarded() {
   boost::context::stack_context s;
   s.size = size_;
   s.sp = static_cast<char*>(base) + bytes;  // stacks grow down from the top
+  register_with_valgrind(s);
   return s;
 }
 
@@ -142,7 +149,17 @@ boost::context::stack_context StackAllocator::allocate_from_slab() {
   slab_next_ += size_;
   --slab_left_;
   ++unguarded_;
+  register_with_valgrind(s);
   return s;
+}
+
+void StackAllocator::register_with_valgrind([[maybe_unused]] const boost::context::stack_context& s) {
+#if SCHEDLAB_HAVE_VALGRIND
+  if (RUNNING_ON_VALGRIND == 0) return;
+  // Valgrind takes the lowest and the highest addressable byte.
+  char* top = static_cast<char*>(s.sp);
+  valgrind_stack_ids_.push_back(VALGRIND_STACK_REGISTER(top - s.size, top - 1));
+#endif
 }
 
 void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {

@@ -15,6 +15,11 @@
 // Stacks are recycled through the fiber pool (a fiber keeps its stack), so allocate() runs only
 // when a worker's pool is empty; the allocator keeps freed stacks and unmaps everything when the
 // runtime that owns it is destroyed.
+//
+// Under Valgrind (`--counters sim`) every stack is registered with it (VALGRIND_STACK_REGISTER)
+// when it is mapped and deregistered before it is unmapped, so that Valgrind knows a switch
+// between two fibers is a stack switch and not a huge frame (docs/platform.md). Natively the
+// check is one client request per new stack and nothing is registered.
 #pragma once
 
 #include <boost/context/stack_context.hpp>
@@ -51,6 +56,8 @@ class StackAllocator {
  private:
   boost::context::stack_context allocate_guarded();
   boost::context::stack_context allocate_from_slab();
+  // Registers a new stack with Valgrind when running under it; a no-op otherwise.
+  void register_with_valgrind(const boost::context::stack_context& s);
 
   const std::size_t size_;
   const std::size_t page_;
@@ -59,6 +66,7 @@ class StackAllocator {
   std::vector<boost::context::stack_context> free_;
   std::vector<std::pair<void*, std::size_t>> mappings_;  // everything to unmap at the end
   std::vector<bool> mapping_guarded_;
+  std::vector<unsigned> valgrind_stack_ids_;  // registered stacks, when running under Valgrind
   char* slab_next_ = nullptr;  // the unused part of the newest slab
   std::size_t slab_left_ = 0;  // stacks left in it
   std::uint64_t guarded_ = 0;

@@ -42,9 +42,18 @@ class alignas(64) Worker {
   unsigned index() const noexcept { return index_; }
   // The fiber this worker's thread is running now; read by the overflow handler on this thread.
   const Fiber* current_fiber() const noexcept { return current_fiber_; }
-  // Parked (in idle_begin .. idle_end) right now; read by any thread, racily, for the deadlock
-  // check and schedtrace.
+  // Parked (in idle_begin .. idle_end) right now; read by any thread, racily, for schedtrace.
   bool parked() const noexcept { return idle_since_.load(std::memory_order_relaxed) != 0; }
+  // For the deadlock check (any thread, racily): the number of the sleep this worker is in
+  // (counting from 1) while it sleeps and nobody has woken it, 0 while it is awake or woken but
+  // not yet running (a permit waits in its parker; on a loaded machine a woken thread may wait
+  // a long time for a CPU). Two reads that return the same number bracket a stretch in which
+  // the worker slept unwoken: a wake-up shows as a permit until park() has cleared the number,
+  // and the next sleep has another one. Read the permit first, as here, for that to hold.
+  std::uint64_t sleep_id() const noexcept {
+    if (parker.notified()) return 0;
+    return sleep_id_.load(std::memory_order_seq_cst);
+  }
   pid_t tid() const noexcept { return tid_.load(std::memory_order_acquire); }
 
   // The processor (Go's P) this worker holds, kNoProc if none. Written by the policy, by this
@@ -69,8 +78,10 @@ class alignas(64) Worker {
     live_gauge_->flush(live_batch);
     stats.add(Counter::parks);
     idle_since_.store(now_ns(), std::memory_order_relaxed);
+    sleep_id_.store(++sleeps_, std::memory_order_seq_cst);
   }
   void idle_end() noexcept {
+    sleep_id_.store(0, std::memory_order_seq_cst);
     const std::uint64_t since = idle_since_.exchange(0, std::memory_order_relaxed);
     if (since == 0) return;
     const std::uint64_t now = now_ns();
@@ -84,11 +95,13 @@ class alignas(64) Worker {
     const std::uint64_t since = idle_since_.load(std::memory_order_relaxed);
     return since != 0 && now > since ? now - since : 0;
   }
-  // Parks this worker's thread until unparked, with idle accounting. Only by this worker.
+  // Parks this worker's thread until unparked, with idle accounting. Only by this worker. The
+  // permit is taken after idle_end(), so that sleep_id() never sees a woken worker as asleep.
   void park() noexcept {
     idle_begin();
-    parker.park();
+    parker.wait();
     idle_end();
+    parker.take();
   }
 
  private:
@@ -99,6 +112,8 @@ class alignas(64) Worker {
   LiveTaskGauge* live_gauge_ = nullptr;
   std::atomic<pid_t> tid_{0};
   std::atomic<std::uint64_t> idle_since_{0};
+  std::atomic<std::uint64_t> sleep_id_{0};  // see sleep_id()
+  std::uint64_t sleeps_ = 0;                // sleeps begun; this worker only
   std::thread thread_;
   Fiber* native_ = nullptr;         // the thread's own stack
   Fiber* current_fiber_ = nullptr;  // the fiber running on this worker now

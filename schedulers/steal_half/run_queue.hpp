@@ -102,11 +102,7 @@ class LocalRunQueue {
     // head may be stale (consumers advance it), which only makes the queue look fuller.
     if (count(head(top_.load(std::memory_order_relaxed)), tail) >= capacity_) return false;
     slots_[tail & mask_].store(&t, std::memory_order_relaxed);
-    if (fenced_) {
-      tail_.store(tail + 1, std::memory_order_seq_cst);
-    } else {
-      tail_.store(tail + 1, std::memory_order_release);  // publishes the slot to thieves
-    }
+    publish_tail(tail + 1);
     return true;
   }
 
@@ -164,7 +160,7 @@ class LocalRunQueue {
     }
     *moved = k;
     Task* run_now = slots_[(mine + k - 1) & mask_].load(std::memory_order_relaxed);
-    if (k > 1) tail_.store(mine + k - 1, fenced_ ? std::memory_order_seq_cst : std::memory_order_release);
+    if (k > 1) publish_tail(mine + k - 1);
     return run_now;
   }
 
@@ -182,6 +178,20 @@ class LocalRunQueue {
     const auto n = static_cast<std::int32_t>(tail - head);
     if (n <= 0) return 0;
     return static_cast<std::uint32_t>(n) > capacity_ ? capacity_ : static_cast<std::uint32_t>(n);
+  }
+
+  // The owner's store of a new tail, publishing the slots below it to thieves (release), and
+  // the store half of the spinning protocol's store-load pair (see the top of this file): with
+  // `fenced_` the store itself is the barrier; without, a compiler-only fence keeps the caller's
+  // next load (of nmspinning) after the store in program order, and the spinner's membarrier(2)
+  // supplies the hardware barrier. A compiler fence emits no instruction.
+  void publish_tail(std::uint32_t tail) noexcept {
+    if (fenced_) {
+      tail_.store(tail, std::memory_order_seq_cst);
+    } else {
+      tail_.store(tail, std::memory_order_release);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    }
   }
 
   Task* pop_tail() noexcept {

@@ -45,6 +45,16 @@
 //     makes every thread of the process execute a full barrier, before its second look. Where the
 //     kernel refuses membarrier, the queues are built `fenced` and every push ends with a seq_cst
 //     store, as before.
+//     Why one barrier suffices (the asymmetric-fence argument of membarrier(2)): the call makes
+//     every running thread of the process execute a full barrier at some point B of its program
+//     order between the call's start and its return, and a thread not running has drained its
+//     stores at its last context switch. Take a submitter whose push (tail store S) precedes its
+//     read of nmspinning (L; a compiler fence keeps L after S, run_queue.hpp publish_tail), and a
+//     spinner whose decrement (D, a locked RMW, globally visible before the call) precedes the
+//     call and then its look at the queues (R). If B falls after S, S is visible before the call
+//     returns, so R sees the push. If B falls before S, then L, after B, reads nmspinning after D
+//     took effect, so the submitter sees one spinner fewer and wakes someone if none spins. So at
+//     least one side sees the other, which is all Go's two barriers give.
 //
 // Blocking calls: the hand-off (entersyscallblock, handoffp, exitsyscall)
 //
@@ -95,6 +105,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "../assert.hpp"
@@ -283,6 +294,47 @@ class StealHalfPolicy final : public Policy {
     s.spinning = nmspinning_.load(std::memory_order_relaxed);
     s.global_queue = global_size_.load(std::memory_order_relaxed);
     for (const auto& p : procs_) s.local_queues.push_back(p->runq.size());
+  }
+
+  // Go's scheddetail for the deadlock report: each P (idle, handed to an M, or held) with its
+  // queues, each M with its P, hand-over slot and idle listing, and the counters wakep reads.
+  // Every M sleeps when this runs, and each released the sched lock after its last write to its
+  // own fields (stopm), so reading them under the lock is not a race.
+  std::string dump_state() const override {
+    // Built by appending: GCC 12 warns falsely (-Wrestrict) about "P" + std::to_string(...).
+    auto name = [](const char* kind, std::uint32_t i) {
+      return std::string(kind).append(std::to_string(i));
+    };
+    auto proc = [&](const Processor* p) { return p == nullptr ? std::string("none") : name("P", p->id); };
+    std::lock_guard lock(sched_mutex_);
+    std::string out = "\n  steal-half: global queue " + std::to_string(global_.size()) +
+                      ", idle Ps " + std::to_string(npidle_.load()) + ", spinning Ms " +
+                      std::to_string(nmspinning_.load()) + ", idle M list [";
+    for (const Worker* m : idle_ms_) {
+      out.append(m == idle_ms_.front() ? "" : " ").append(name("M", m->index()));
+    }
+    out += "]";
+    const unsigned nms = runtime_->worker_count();
+    for (const auto& p : procs_) {
+      std::string where = p->idle.load() ? "idle" : "off the idle list, not yet handed to an M";
+      for (unsigned i = 0; i < nms; ++i) {
+        if (mstates_[i].p == p.get()) where = "held by " + name("M", i);
+        if (mstates_[i].next_p == p.get()) where = "handed to " + name("M", i) + " (next_p)";
+      }
+      out.append("\n  ").append(proc(p.get())).append(": ").append(where);
+      out.append(", runnext ").append(p->runnext != nullptr ? "1 task" : "empty");
+      out.append(", runq ").append(std::to_string(p->runq.size()));
+    }
+    for (unsigned i = 0; i < nms; ++i) {
+      const MState& ms = mstates_[i];
+      out.append("\n  ").append(name("M", i)).append(": P ").append(proc(ms.p));
+      out.append(", next_p ").append(proc(ms.next_p));
+      if (ms.next_p != nullptr && ms.next_spinning) out += " (spinning)";
+      out.append(", blocking call's P ").append(proc(ms.syscall_p));
+      if (ms.spinning) out += ", spinning";
+      if (ms.listed_idle) out += ", on the idle M list";
+    }
+    return out;
   }
 
  private:
@@ -687,7 +739,7 @@ class StealHalfPolicy final : public Policy {
   std::vector<std::uint32_t> coprimes_;
   std::unique_ptr<MState[]> mstates_;
 
-  std::mutex sched_mutex_;  // Go's sched.lock: the global queue and both idle lists
+  mutable std::mutex sched_mutex_;  // Go's sched.lock: the global queue and both idle lists
   TaskList global_;         // guarded by sched_mutex_
   Processor* idle_procs_ = nullptr;  // guarded by sched_mutex_
   std::vector<Worker*> idle_ms_;     // guarded by sched_mutex_

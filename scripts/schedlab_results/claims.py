@@ -7,7 +7,9 @@ at the top of criteria.toml; the statistics are in paired.py, the metrics in met
 Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5), thread counts
 above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
 nothing there), and blocks with a flagged repetition (another process took CPU time during it).
-The report names what was left out.
+Rows run under Valgrind's simulator count only for the metric that reads the simulator
+(metrics.py, `source`): never for a time. The report names what was left out, and which source
+judged a part whose metric has more than one.
 """
 import math
 import os
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .load import config_labels, modal_params, parse_params
+from .load import config_labels, modal_params, native, parse_params, simulated
 from .metrics import METRICS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
@@ -115,7 +117,7 @@ class Rows:
         self.rows = rows.assign(
             _params=[parse_params(p) for p in rows["scheduler_params"]],
             _over=_oversubscribed(rows, results.files),
-            _flagged=rows["noisy"].fillna(0).astype(float) > 0 if "noisy" in rows else False)
+            _flagged=_flagged(rows))
         configs = list(zip(self.rows["workload"], self.rows["workload_params"]))
         self.labels = config_labels(set(configs))
         self.defaults = _defaults(results, self.rows)
@@ -142,6 +144,14 @@ class Rows:
                 continue
             out.append((self.labels[(workload, params)], cfg))
         return out
+
+
+def _flagged(rows):
+    """Repetitions another process may have disturbed (`noisy`). A simulated row never is: its
+    counts are the simulator's, which the machine's load cannot change."""
+    if "noisy" not in rows:
+        return False
+    return (rows["noisy"].fillna(0).astype(float) > 0) & ~simulated(rows)
 
 
 def _oversubscribed(rows, files):
@@ -187,6 +197,17 @@ class PartResult:
     configs: list = field(default_factory=list)
     left_out: list = field(default_factory=list)  # "config: why"
     verdict: str = NOT_MEASURED
+    sources: list = field(default_factory=list)  # where the metric's numbers came from, if it says
+
+
+def judged_on(pr):
+    """'simulated L2, 1 worker' for a part whose metric names its source, else ''."""
+    if not pr.sources:
+        return ""
+    sources = " + ".join(pr.sources)
+    threads = sorted({r.threads for r in pr.configs if r.n})
+    noun = "worker" if threads == ["1"] else "workers"
+    return f"{sources}, {', '.join(threads)} {noun}" if threads else sources
 
 
 def _thread_choice(mode, counts):
@@ -205,8 +226,8 @@ def _thread_choice(mode, counts):
 
 def _blocks(cfg):
     """The blocks of a configuration's rows: the same run, block and repetition. CSVs written
-    before the `block` column have one block per configuration and repetition."""
-    keys = ["source", "run_id", "block", "rep"] if "block" in cfg else ["source", "run_id", "rep"]
+    before the `block_index` column have one block per configuration and repetition."""
+    keys = ["source", "run_id", "block_index", "rep"] if "block_index" in cfg else ["source", "run_id", "rep"]
     return cfg.groupby(keys, sort=True)
 
 
@@ -251,6 +272,9 @@ def evaluate_part(part, rows_):
     result = PartResult(part)
     metric = METRICS[part.metric]
     for label, cfg in rows_.configs(part.workloads, part.where):
+        cfg, source = metric.source(cfg)
+        if cfg.empty:
+            continue  # nothing here measures this metric
         masks = {"a": rows_.matches(cfg, part.a)}
         if part.b is not None:
             masks["b"] = rows_.matches(cfg, part.b)
@@ -281,6 +305,8 @@ def evaluate_part(part, rows_):
             threads = f"1→{t}" if part.kind == "growth" else str(t)
             result.configs.append(_summarise(ConfigResult(label, threads, len(xs), flagged=flagged),
                                              xs, part))
+            if source and xs and source not in result.sources:
+                result.sources.append(source)
     return result
 
 
@@ -338,6 +364,7 @@ def noise_floor(criteria, rows_):
                 spec["threads"], spec["metric"], "ratio", "equivalent", 0.0, "")
     xs = []
     for label, cfg in rows_.configs(part.workloads, part.where):
+        cfg = native(cfg)  # a time ratio: simulated rows have Valgrind's times
         masks = {"a": rows_.matches(cfg, part.a), "b": rows_.matches(cfg, part.b)}
         both = set(cfg.loc[masks["a"], "threads"]) & set(cfg.loc[masks["b"], "threads"])
         for t in sorted(t for t in both if not cfg.loc[cfg["threads"] == t, "_over"].any()):

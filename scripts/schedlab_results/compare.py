@@ -3,18 +3,27 @@ bootstrap interval and a Mann-Whitney U test; cases present in only one file are
 import argparse
 from statistics import median
 
+from pandas.api.types import is_numeric_dtype
+
 from .cli import run
-from .load import CASE_KEY, UserError, load, natural_key
+from .load import CASE_KEY, UserError, load, native, natural_key, simulated
 from .stats import ALPHA, change_interval, format_p, mwu_p
 
 PROG = "scripts/compare"
 
 
-def case_values(results, metric):
-    """{case key: (variant label, [values of the repetitions])}."""
+def case_values(results, path, metric):
+    """{case key: (variant label, [values of the repetitions])}; None when the column is absent
+    or empty. Simulated rows count only for the simulator's own columns (sim_*), and then alone:
+    their times are Valgrind's. Raises UserError for a column of text, which has no median."""
     rows = results.rows
+    rows = rows[simulated(rows)] if metric.startswith("sim_") else native(rows)
     if metric not in rows or rows[metric].isna().all():
         return None
+    if not is_numeric_dtype(rows[metric]):
+        example = rows[metric].dropna().iloc[0]
+        raise UserError(path, f"column {metric} is not numeric (it holds {example!r})",
+                        "choose a numeric --metric (wall_ns, ns_per_task, cpu_ns, steals, ...)")
     out = {}
     for key, group in rows.groupby(CASE_KEY, sort=False):
         values = group[metric].dropna().to_list()
@@ -51,7 +60,8 @@ def main():
     args = parser.parse_args()
 
     old, new = load([args.old]), load([args.new])
-    old_cases, new_cases = case_values(old, args.metric), case_values(new, args.metric)
+    old_cases = case_values(old, args.old, args.metric)
+    new_cases = case_values(new, args.new, args.metric)
     for path, cases in ((args.old, old_cases), (args.new, new_cases)):
         if cases is None:
             raise UserError(path, f"column {args.metric} is absent or empty",
@@ -64,15 +74,17 @@ def main():
         variant, before = old_cases[key]
         _, after = new_cases[key]
         old_med, new_med = median(before), median(after)
-        low, high = change_interval(before, after)
+        interval = change_interval(before, after) if old_med != 0 else None
         p = mwu_p(before, after)
         if p is not None and p < ALPHA:
             verdict = "faster" if new_med < old_med else "slower"
         else:
             verdict = "no significant change"
+        # A change from a median of 0 has no relative size.
+        change = f"{(new_med / old_med - 1) * 100:+.1f}%" if old_med != 0 else "n/a (median 0)"
         rows.append([describe(key, variant), f"{len(before)}/{len(after)}",
-                     f"{old_med / scale:.3f}", f"{new_med / scale:.3f}",
-                     f"{(new_med / old_med - 1) * 100:+.1f}%", f"[{low:+.1f}%, {high:+.1f}%]",
+                     f"{old_med / scale:.3f}", f"{new_med / scale:.3f}", change,
+                     f"[{interval[0]:+.1f}%, {interval[1]:+.1f}%]" if interval else "n/a",
                      format_p(p), verdict])
 
     print(f"{PROG}: {args.old} -> {args.new}; metric {args.metric}{f' ({unit})' if unit else ''}, "

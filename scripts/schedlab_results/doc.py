@@ -1,8 +1,12 @@
 """A small document model rendered both to Markdown and to HTML, so that report.html needs no
-Markdown library. Text may contain `code` spans; everything else is plain text."""
+Markdown library. Text may contain `code` spans; everything else is plain text. Tables are
+rendered by pandas (to_markdown, which uses tabulate, and to_html); the headings, paragraphs,
+lists and figures around them are a few lines each, which no library here renders both ways."""
 import html
 import re
 from dataclasses import dataclass
+
+import pandas as pd
 
 
 @dataclass
@@ -31,11 +35,17 @@ class Table:
 class Figure:
     png: str  # paths relative to the report
     svg: str
+    pdf: str
     alt: str
 
 
 def _md_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _frame(table, cell):
+    return pd.DataFrame([[cell(c) for c in row] for row in table.rows],
+                        columns=[cell(h) for h in table.header])
 
 
 def render_markdown(blocks):
@@ -48,12 +58,10 @@ def render_markdown(blocks):
         elif isinstance(b, Bullets):
             out.append("\n".join(f"- {item}" for item in b.items))
         elif isinstance(b, Table):
-            lines = ["| " + " | ".join(_md_cell(h) for h in b.header) + " |",
-                     "|" + "---|" * len(b.header)]
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
-            out.append("\n".join(lines))
+            # Cells stay the strings we made: no number parsing, no reformatting.
+            out.append(_frame(b, _md_cell).to_markdown(index=False, disable_numparse=True))
         elif isinstance(b, Figure):
-            out.append(f"![{b.alt}]({b.png})\n\n[SVG]({b.svg})")
+            out.append(f"![{b.alt}]({b.png})\n\n[SVG]({b.svg}) · [PDF]({b.pdf})")
     return "\n\n".join(out) + "\n"
 
 
@@ -75,12 +83,11 @@ def render_html(blocks, title):
         elif isinstance(b, Bullets):
             out.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
-            head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.header)
-            body = "".join("<tr>" + "".join(f"<td>{_inline_html(c)}</td>" for c in row) + "</tr>"
-                           for row in b.rows)
-            out.append(f"<table><tr>{head}</tr>{body}</table>")
+            table = _frame(b, str).to_html(index=False, escape=True, border=0)
+            out.append(re.sub(r"`([^`]*)`", r"<code>\1</code>", table))
         elif isinstance(b, Figure):
             out.append(f'<p><img src="{html.escape(b.png)}" alt="{html.escape(b.alt)}"><br>'
-                       f'<a href="{html.escape(b.svg)}">SVG</a></p>')
+                       f'<a href="{html.escape(b.svg)}">SVG</a> · '
+                       f'<a href="{html.escape(b.pdf)}">PDF</a></p>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"

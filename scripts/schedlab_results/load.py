@@ -95,6 +95,20 @@ class Results:
             "empty in every row" if column in self.rows else "column absent from the CSV")
 
 
+def simulated(rows):
+    """Mask of the rows measured under Valgrind's cache simulator (`simulated` = 1, `schedlab run
+    --counters sim`): their wall time is Valgrind's, tens of times a native run's, so no time
+    comparison may use them. CSVs without the column have none."""
+    if "simulated" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["simulated"].fillna(0) == 1
+
+
+def native(rows):
+    """The rows that ran natively: the only ones whose times and scheduler behaviour count."""
+    return rows[~simulated(rows)]
+
+
 def parse_params(text):
     """'stack-size=65536 local-order=lifo' -> {'stack-size': '65536', 'local-order': 'lifo'}."""
     params = {}

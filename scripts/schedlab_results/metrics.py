@@ -8,10 +8,16 @@ thousands of tasks per run the added event is invisible next to any real count.
 
 `timed` metrics are times: a ratio of two of them is judged against the run's noise floor too
 (the A/A control's time ratio); counts and shares are not.
+
+`source` picks the rows a metric may be judged on, and names where its numbers came from: rows
+measured under Valgrind's simulator (`simulated` = 1) count only for the simulated cache
+columns, never for a time or a scheduler counter (Valgrind runs one thread at a time).
 """
 import math
 from dataclasses import dataclass
 from typing import Callable
+
+from .load import native, simulated
 
 
 @dataclass(frozen=True)
@@ -21,6 +27,9 @@ class Metric:
     timed: bool   # a time: its ratios are judged against the noise floor too
     value: Callable  # (row, block) -> float; block: the rows of the same block (a DataFrame)
     needs: tuple = ()  # columns without which it is not measured
+    # (rows) -> (the rows it may be judged on, the name of their source or ""): native rows
+    # unless the metric says otherwise.
+    source: Callable = lambda rows: (native(rows), "")
 
 
 def _cell(row, column):
@@ -47,15 +56,35 @@ def _parks_per_task(row, _block):
     return (_cell(row, "parks") + _cell(row, "unparks") + 1.0) / tasks if tasks > 0 else math.nan
 
 
+# Where cache misses per task come from, in order of preference: the core's own L2 counted by the
+# PMU, else Valgrind's simulated last level (the per-core L2's geometry by default).
+CACHE_SOURCES = (("papi_l2_dcm", "PAPI L2", False), ("sim_ll_misses", "simulated L2", True))
+
+
 def _cache_misses_per_task(row, _block):
     """The core's own cache: PAPI's L2 data misses where the machine counted them, else the
-    simulator's last-level data misses (Valgrind, as configured for the run)."""
+    simulator's last-level data misses (Valgrind, as configured for the run). A simulated row
+    has only the simulator's: events are not counted under Valgrind."""
     tasks = _cell(row, "tasks")
-    for column in ("papi_l2_dcm", "sim_ll_misses"):
+    for column, _, _ in CACHE_SOURCES:
         misses = _cell(row, column)
         if not math.isnan(misses):
             return misses / tasks if tasks > 0 else math.nan
     return math.nan
+
+
+def cache_source(rows):
+    """The rows cache misses are judged on, and their source: PAPI's L2 where any native row
+    has it, else the simulator's rows. One source for all the rows given, so that no comparison
+    mixes a hardware count with a simulated one."""
+    for column, label, from_simulator in CACHE_SOURCES:
+        if column not in rows:
+            continue
+        mine = rows[simulated(rows) == from_simulator]
+        mine = mine[mine[column].notna()]
+        if not mine.empty:
+            return mine, label
+    return rows.iloc[0:0], ""
 
 
 def _efficiency_to_bound(row, block):
@@ -90,7 +119,7 @@ METRICS = {m.name: m for m in [
     Metric("tasks_stolen", "tasks stolen per run", False,
            lambda r, b: _cell(r, "tasks_stolen"), ("tasks_stolen",)),
     Metric("cache_misses_per_task", "cache misses per task", False, _cache_misses_per_task,
-           ()),
+           (), cache_source),
     Metric("efficiency_to_bound", "efficiency / best possible", False, _efficiency_to_bound,
            ("work_span_ratio",)),
 ]}

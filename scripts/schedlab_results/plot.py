@@ -1,4 +1,4 @@
-"""scripts/plot CSV... --out DIR: figures (PNG + SVG), report.md and report.html."""
+"""scripts/plot CSV... --out DIR: figures (PNG, SVG, PDF), report.md and report.html."""
 import argparse
 import os
 
@@ -22,9 +22,10 @@ def main():
     except OSError as e:
         raise UserError(args.out, f"cannot create the output directory ({e.strerror})",
                         "choose another --out") from None
-    sections = plots.draw_all(results, args.out)
-    path = report.write(results, sections, claims.evaluate(results), args.out)
-    figures = sum(len(s.files) for s in sections) // 2
+    table = claims.evaluate(results)
+    sections = plots.draw_all(results, args.out, table)
+    path = report.write(results, sections, table, args.out)
+    figures = sum(len(s.files) for s in sections) // 3
     print(f"{PROG}: {figures} figures in {args.out}")
     print(f"report: {path}")
 

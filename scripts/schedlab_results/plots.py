@@ -1,6 +1,17 @@
-"""The report's figures. Each `figure_*` function writes its PNG + SVG files into the output
-directory and returns a Section: the blocks the report shows under the figure's heading (the
-images and captions, or one line saying why the figure was skipped)."""
+"""The report's figures. Each `figure_*` function answers one question, stated in its title,
+writes its PNG (300 dpi), SVG (text kept as text) and PDF files into the output directory, and
+returns a Section: the blocks the report shows under the figure's heading (the images and
+captions, or one line saying why the figure was skipped).
+
+Shared conventions (Painter, cluster_bars): bars are the Hodges-Lehmann estimate over
+repetitions with its 95% interval, the interval the claims use; a panel whose values span more
+than 30x is drawn on a log scale; times are shown in the unit that suits the panel (ns, µs, ms,
+s); a measurement the machine could not make is one short line in the figure, and its reason
+stays in the report's counters table.
+
+Rows run under Valgrind's simulator (`simulated` = 1) appear in one place only, the cache
+figure's simulated panel: their times are Valgrind's, so no time figure may show them."""
+import dataclasses
 import math
 import os
 import textwrap
@@ -15,12 +26,23 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import doc  # noqa: E402
-from .load import CASE_KEY, config_labels, natural_key  # noqa: E402
+from .load import CASE_KEY, config_labels, native, natural_key, simulated  # noqa: E402
 from .stats import efficiency, efficiency_reference, metg, per_task, summarise  # noqa: E402
 
-plt.rcParams.update({"svg.hashsalt": "schedlab", "font.size": 9, "axes.titlesize": 9})
+plt.rcParams.update({
+    "svg.hashsalt": "schedlab",  # stable SVG ids between runs
+    "svg.fonttype": "none",      # text stays text in the SVG, editable for a paper
+    "pdf.fonttype": 42,          # TrueType in the PDF, also editable
+    "axes.formatter.useoffset": False,  # no "+1e4" offset text over the titles
+    "font.size": 9, "axes.titlesize": 9,
+})
 
-INTERVAL = "whiskers: min-max over repetitions"
+INTERVAL = ("bars: Hodges-Lehmann estimate over repetitions; whiskers: its 95% interval, as in "
+            "the claims (min-max where 5 or fewer repetitions leave it unbounded)")
+SHORT_INTERVAL = "bars: estimate over repetitions; whiskers: 95% interval (as in the claims)"
+LOG_SPAN = 30  # values spanning more than this factor get a log axis
+DPI = 300
+TIME_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
 
 @dataclass
@@ -34,32 +56,58 @@ class Section:
         return self
 
 
+def time_unit(values_ns):
+    """(unit, ns per unit) that puts the typical value of a panel between 1 and 1000."""
+    finite = [v for v in values_ns if v is not None and math.isfinite(v) and v > 0]
+    typical = float(np.median(finite)) if finite else 1.0
+    return next(((u, f) for u, f in TIME_UNITS if typical >= f), TIME_UNITS[-1])
+
+
+def wants_log(values):
+    positive = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) > LOG_SPAN
+
+
 class Painter:
-    """Shared look of every figure: one colour per scheduler variant, the machine footer, and
-    writing PNG + SVG."""
+    """Shared look of every figure: one colour per scheduler variant, the machine footer, a
+    title that wraps, and writing PNG + SVG + PDF."""
 
     def __init__(self, results, out_dir):
-        self.results = results
+        # Every figure reads the native rows; the cache figure also the simulated ones.
+        self.results = dataclasses.replace(results, rows=native(results.rows))
+        self.simulated_rows = results.rows[simulated(results.rows)]
         self.out_dir = out_dir
         variants = sorted(results.rows["variant"].unique())
         palette = plt.get_cmap("tab10" if len(variants) <= 10 else "tab20").colors
         self.colors = {v: palette[i % len(palette)] for i, v in enumerate(variants)}
         self.footer = machine_footer(results.files)
 
-    def save(self, fig, name, section, title):
-        """Titles, footers and writes the figure; `title` is also the image's alt text."""
-        title_lines = textwrap.wrap(title, int(fig.get_figwidth() * 13))
-        fig.suptitle("\n".join(title_lines))
+    def save(self, fig, name, section, title, note=""):
+        """Titles (wrapped, never cut), footers and writes the figure; `title` is also the
+        image's alt text; `note`, one short line under the title (e.g. what was not measured)."""
+        title_lines = textwrap.wrap(title, int(fig.get_figwidth() * 12))
+        note_lines = textwrap.wrap(note, int(fig.get_figwidth() * 15)) if note else []
+        height = fig.get_figheight()
+        # fig.text, not suptitle: tight_layout would reserve room for a suptitle a second time.
+        fig.text(0.5, 1 - 0.06 / height, "\n".join(title_lines), fontsize=10, ha="center", va="top")
+        below_title = 1 - (0.08 + 0.18 * len(title_lines)) / height
+        if note_lines:
+            fig.text(0.5, below_title, "\n".join(note_lines), ha="center", va="top", fontsize=7.5,
+                     color="0.3")
+        top = below_title - (0.04 + 0.14 * len(note_lines)) / height
         fig.text(0.01, 0.005, self.footer, fontsize=7, color="0.35", ha="left", va="bottom")
         # Room in inches for the footer below and the title above, whatever the figure's height.
-        height = fig.get_figheight()
-        fig.tight_layout(rect=(0, 0.25 / height, 1, 1 - (0.15 + 0.18 * len(title_lines)) / height))
-        for ext in ("png", "svg"):
+        fig.tight_layout(rect=(0, 0.25 / height, 1, top))
+        for ext in ("png", "svg", "pdf"):
             metadata = {"Date": None} if ext == "svg" else {}  # stable SVG between runs
-            fig.savefig(os.path.join(self.out_dir, f"{name}.{ext}"), dpi=110, metadata=metadata)
+            if ext == "pdf":
+                metadata = {"CreationDate": None}
+            # bbox "tight": a figure legend placed outside the panels is kept whole.
+            fig.savefig(os.path.join(self.out_dir, f"{name}.{ext}"), dpi=DPI, metadata=metadata,
+                        bbox_inches="tight", pad_inches=0.1)
         plt.close(fig)
-        section.files += [f"{name}.png", f"{name}.svg"]
-        section.blocks.append(doc.Figure(f"{name}.png", f"{name}.svg", title))
+        section.files += [f"{name}.png", f"{name}.svg", f"{name}.pdf"]
+        section.blocks.append(doc.Figure(f"{name}.png", f"{name}.svg", f"{name}.pdf", title))
 
 
 def machine_footer(files):
@@ -84,21 +132,43 @@ def at_largest_threads(rows):
     return rows[rows["threads"] == largest]
 
 
-def cluster_bars(ax, table, group_order, bar_order, color_of, label_of=str, horizontal=False):
-    """Bars of `table` (columns group, bar, median, min, max), one cluster per group holding
-    only the bars that group has, so that sparse tables stay compact; whiskers min-max."""
-    pos, ticks = 0.0, []
+def _whiskers(r, scale):
+    """(estimate, lower error, upper error) of a summary row, scaled; an unbounded interval
+    (5 or fewer repetitions) falls back to min-max."""
+    low = r["low"] if math.isfinite(r["low"]) else r["min"]
+    high = r["high"] if math.isfinite(r["high"]) else r["max"]
+    centre = r["centre"] if math.isfinite(r["centre"]) else r["median"]
+    return centre / scale, max(0.0, centre - low) / scale, max(0.0, high - centre) / scale
+
+
+def _tick_labels(ax, positions, labels, horizontal):
+    if horizontal:
+        ax.set_yticks(positions)
+        ax.set_yticklabels([textwrap.fill(str(g), 30) for g in labels], fontsize=7)
+        ax.invert_yaxis()  # first group on top
+        return
+    ax.set_xticks(positions)
+    crowded = len(labels) > 4 or max(len(str(g)) for g in labels) > 14
+    ax.set_xticklabels([textwrap.fill(str(g), 14) for g in labels], fontsize=7,
+                       rotation=30 if crowded else 0, ha="right" if crowded else "center")
+
+
+def cluster_bars(ax, table, group_order, bar_order, color_of, label_of=str, horizontal=False,
+                 scale=1.0, legend=True):
+    """Bars of a summarise() table (columns group and bar), one cluster per group holding only
+    the bars that group has, so that sparse tables stay compact. Values are divided by `scale`
+    (a unit); the value axis turns logarithmic when the bars span more than LOG_SPAN."""
+    pos, ticks, values = 0.0, [], []
     for group in group_order:
         part = table[table["group"] == group].set_index("bar")
         start = pos
         for bar in (b for b in bar_order if b in part.index):
-            r = part.loc[bar]
-            err = [[r["median"] - r["min"]], [r["max"] - r["median"]]]
-            if horizontal:
-                ax.barh(pos, r["median"], 0.9, xerr=err, color=color_of(bar), capsize=2)
-            else:
-                ax.bar(pos, r["median"], 0.9, yerr=err, color=color_of(bar), capsize=2)
-            if r["median"] == 0:  # a zero bar is invisible: say it was counted, unlike a gap
+            centre, below, above = _whiskers(part.loc[bar], scale)
+            values.append(centre)
+            draw = ax.barh if horizontal else ax.bar
+            err = {"xerr" if horizontal else "yerr": [[below], [above]]}
+            draw(pos, centre, 0.9, color=color_of(bar), capsize=2, **err)
+            if centre == 0:  # a zero bar is invisible: say it was counted, unlike a gap
                 xy = (0, pos) if horizontal else (pos, 0)
                 ax.annotate("0", xy, fontsize=6, color=color_of(bar),
                             xytext=(3, 0) if horizontal else (0, 2), textcoords="offset points",
@@ -108,27 +178,18 @@ def cluster_bars(ax, table, group_order, bar_order, color_of, label_of=str, hori
         ticks.append(((start + pos - 1) / 2, group))
         pos += 0.8  # gap between clusters
     positions, labels = zip(*ticks)
-    if horizontal:
-        ax.set_yticks(positions)
-        ax.set_yticklabels([textwrap.fill(str(g), 30) for g in labels], fontsize=7)
-        ax.invert_yaxis()  # first group on top
-        ax.grid(axis="x", alpha=0.3)
-    else:
-        ax.set_xticks(positions)
-        ax.set_xticklabels([textwrap.fill(str(g), 16) for g in labels], fontsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    present = set(table["bar"])
-    ax.legend(handles=[Patch(color=color_of(b), label=label_of(b))
-                       for b in bar_order if b in present], fontsize=6)
-
-
-def not_measured(ax, title, reason):
-    ax.set_title(title)
-    # The report has the whole reason; a panel has room for its start.
-    text = "not measured on this machine:\n" + textwrap.fill(textwrap.shorten(reason, 180), 45)
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.3")
-    ax.set_xticks([])
-    ax.set_yticks([])
+    _tick_labels(ax, positions, labels, horizontal)
+    if wants_log(values):
+        set_scale = ax.set_xscale if horizontal else ax.set_yscale
+        if min(values) > 0:
+            set_scale("log")
+        else:  # a log axis cannot show 0: linear below the smallest positive value
+            set_scale("symlog", linthresh=min(v for v in values if v > 0))
+    ax.grid(axis="x" if horizontal else "y", alpha=0.3, which="both")
+    if legend:
+        present = set(table["bar"])
+        ax.legend(handles=[Patch(color=color_of(b), label=label_of(b))
+                           for b in bar_order if b in present], fontsize=6)
 
 
 def grid(n, width, heights, max_cols=3):
@@ -137,7 +198,7 @@ def grid(n, width, heights, max_cols=3):
     cols = min(max_cols, n)
     rows = math.ceil(n / cols)
     heights = heights if isinstance(heights, list) else [heights] * rows
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, sum(heights) + 0.6), squeeze=False,
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, sum(heights) + 0.9), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax in axes.flat[n:]:
         ax.set_axis_off()
@@ -145,29 +206,31 @@ def grid(n, width, heights, max_cols=3):
 
 
 def figure_time(p):
-    s = Section("1. Time per task by scheduler and thread count")
+    s = Section("1. Time per task, by scheduler and thread count")
     rows = p.results.rows
     for workload in sorted(rows["workload"].unique()):
         wrows = rows[rows["workload"] == workload]
         configs = sorted(wrows["workload_params"].unique(), key=natural_key)
-        fig, axes = grid(len(configs), 5.0, 3.4)
+        per_task_known = "ns_per_task" in wrows and wrows["ns_per_task"].notna().all()
+        column = "ns_per_task" if per_task_known else "wall_ns"
+        fig, axes = grid(len(configs), 5.4, 3.6)
         for ax, params in zip(axes, configs):
             crows = wrows[wrows["workload_params"] == params]
-            per_task_known = "ns_per_task" in crows and crows["ns_per_task"].notna().all()
-            value = crows["ns_per_task"] if per_task_known else crows["wall_ns"] / 1e6
-            table = summarise(crows, value).rename(columns={"variant": "group", "threads": "bar"})
+            table = summarise(crows, column).rename(columns={"variant": "group", "threads": "bar"})
+            unit, scale = time_unit(table["centre"])
             threads = sorted(table["bar"].unique())
             shades = plt.get_cmap("viridis")(np.linspace(0.15, 0.85, len(threads)))
             cluster_bars(ax, table, sorted(table["group"].unique()), threads,
                          lambda t: shades[threads.index(t)],
-                         lambda t: f"{t} thread" + ("s" if t != 1 else ""))
-            ax.set_title(f"{workload} {params}".strip())
-            ax.set_ylabel("ns per task (median)" if per_task_known else "wall time, ms (median)")
-        p.save(fig, f"time_{workload}", s,
-               f"{workload}: time per scheduler, bars by thread count ({INTERVAL})")
+                         lambda t: f"{t} thread" + ("s" if t != 1 else ""), scale=scale)
+            ax.set_title(textwrap.fill(f"{workload} {params}".strip(), 60))
+            ax.set_ylabel(f"{'time per task' if per_task_known else 'wall time'} ({unit})")
+        what = "Time per task" if per_task_known else "Wall time"
+        p.save(fig, f"time_{workload}", s, f"{what}: {workload}, every scheduler at each thread count",
+               SHORT_INTERVAL)
     s.blocks.append(doc.Paragraph(
-        "Bars: median over repetitions of ns per task (wall time / tasks; wall time in ms where "
-        f"the task count is unknown); {INTERVAL}."))
+        "Time per task is wall time / tasks (wall time where the task count is unknown). "
+        f"{INTERVAL}. A log axis where a panel's values span more than {LOG_SPAN}x."))
     return s
 
 
@@ -208,108 +271,170 @@ def figure_speedup(p):
             ax.plot([1, counts[-1]], [1, counts[-1]], ":", color="black")
             for variant, style, threads, speedup in lines:
                 ax.plot(threads, speedup, style, marker="o", color=p.colors[variant])
-            ax.set_title(f"{workload} {params}".strip())
+            ax.set_title(textwrap.fill(f"{workload} {params}".strip(), 60))
             ax.set_xlabel("threads")
-            ax.set_ylabel("speedup (median wall time ratio)")
+            ax.set_ylabel("speedup (ratio of median wall times)")
             ax.set_xticks(counts)
             ax.grid(alpha=0.3)
             variants = dict.fromkeys(variant for variant, *_ in lines)
             ax.legend(handles=[Patch(color=p.colors[v], label=v) for v in variants], fontsize=6)
-        p.save(fig, f"speedup_{workload}", s, f"{workload}: speedup vs threads (solid: vs own "
-                                              "1-thread; dashed: vs serial; dotted: ideal)")
+        p.save(fig, f"speedup_{workload}", s, f"Speedup: how {workload} scales with threads (solid: "
+                                              "vs own 1-thread time; dashed: vs serial; dotted: ideal)")
     if not s.files:
         return s.skip("no scheduler was run at two or more thread counts on one configuration")
     s.blocks.append(doc.Paragraph(
         "Speedup = reference median wall time / median wall time at N threads; solid lines use "
         "the scheduler's own 1-thread run, dashed lines serial's run of the same workload "
-        "configuration; dotted: ideal."))
+        "configuration; dotted: ideal. Thread counts above the machine's CPUs are oversubscribed "
+        "(the CSV marks them)."))
     return s
 
 
-def config_table(rows, value):
+def config_table(rows, value, siblings=None):
     """Bars table for a panel: `value` summarised per case at each configuration's largest
-    thread count; group = configuration label, bar = scheduler variant."""
+    thread count; group = configuration label (naming what differs from the configurations of
+    `siblings` too, when given), bar = scheduler variant."""
     rows = at_largest_threads(rows)
     configs = list(zip(rows["workload"], rows["workload_params"]))
-    labels = config_labels(set(configs))
+    others = [] if siblings is None else list(zip(siblings["workload"], siblings["workload_params"]))
+    labels = config_labels(set(configs) | set(others))
     grouped = rows.assign(workload_params=[labels[c] for c in configs])
     return summarise(grouped, value).rename(columns={"workload_params": "group", "variant": "bar"})
 
 
-def panel_figure(p, section, name, title, panels):
+def panel_figure(p, section, name, title, panels, missing=()):
     """Horizontal bar panels, one cluster per workload configuration. `panels` holds
-    (title, axis label, table) or (title, None, reason it was not measured)."""
-    # Each row of two panels is as tall as its longest list of bars; a note needs little room.
-    slots = [len(t) + 0.8 * t["group"].nunique() if label is not None else 8
-             for _, label, t in panels]
+    (title, axis label, table); `missing` names what was not measured, said in one short line
+    under the title (the reasons are in the report's counters table)."""
+    # Each row of two panels is as tall as its longest list of bars.
+    slots = [len(t) + 0.8 * t["group"].nunique() for _, _, t in panels]
     heights = [0.8 + 0.16 * max(slots[i:i + 2]) for i in range(0, len(slots), 2)]
     fig, axes = grid(len(panels), 6.5, heights, max_cols=2)
+    present = set()
     for ax, (panel_title, label, data) in zip(axes, panels):
-        if label is None:
-            not_measured(ax, panel_title, data)
-            continue
         groups = sorted(data["group"].unique(), key=natural_key)
         cluster_bars(ax, data, groups, sorted(data["bar"].unique()), lambda v: p.colors[v],
-                     horizontal=True)
+                     horizontal=True, legend=False)
+        present |= set(data["bar"])
         ax.set_title(panel_title)
         ax.set_xlabel(label)
-    p.save(fig, name, section, title)
+    # One legend for the figure, under the panels rather than over their bars.
+    fig.legend(handles=[Patch(color=p.colors[v], label=v) for v in sorted(present)], fontsize=6,
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(present)),
+               frameon=False)
+    note = SHORT_INTERVAL + ("; not measured on this machine: " + ", ".join(missing) +
+                             " (reasons: the report's counters table)" if missing else "")
+    p.save(fig, name, section, title, note)
 
 
-def measured_panel(results, title, label, table, column):
-    """A panel entry: the table when it has values, else the reason from the metadata."""
-    if table is not None and not table.empty:
-        return title, label, table
-    return title, None, results.why_unmeasured(column)
+def measured_panels(results, candidates):
+    """Splits (title, label, table or None, column) candidates into drawable panels and the
+    titles of those with nothing measured."""
+    panels, missing = [], []
+    for title, label, table, column in candidates:
+        if table is not None and not table.empty:
+            panels.append((title, label, table))
+        else:
+            missing.append(title)
+    return panels, missing
 
 
 def figure_cache(p):
-    s = Section("3. Cache misses per task and context switches per run")
+    s = Section("3. Cache misses per task")
     r = p.results
     rows = r.rows
-    panels = []
+    candidates = []
     for column, title in (("papi_l1_dcm", "L1 data cache misses per task"),
                           ("papi_l2_dcm", "L2 data cache misses per task"),
                           ("papi_l3_tcm", "L3 cache misses per task")):
         table = config_table(rows, per_task(rows, column)) if r.measured(column) else None
-        panels.append(measured_panel(r, title, "misses per task (median)", table, column))
-    if r.measured("perf_context_switches"):
-        source, switches = "perf_context_switches", rows["perf_context_switches"]
-    elif r.measured("ru_nvcsw") and r.measured("ru_nivcsw"):
-        source, switches = "ru_nvcsw + ru_nivcsw (getrusage)", rows["ru_nvcsw"] + rows["ru_nivcsw"]
-    else:
-        source, switches = "", None
-    panels.append(measured_panel(r, "context switches per run", "switches per run (median)",
-                                 None if switches is None else config_table(rows, switches),
-                                 "perf_context_switches"))
-    panel_figure(p, s, "cache_switches",
-                 f"Cache misses per task and context switches per run at each configuration's "
-                 f"largest thread count ({INTERVAL})", panels)
+        candidates.append((title, "misses per task", table, column))
+    without_pmu = not r.measured("papi_l2_dcm")
+    if without_pmu:
+        candidates += simulated_and_modelled_candidates(p)
+    panels, missing = measured_panels(r, candidates)
+    if not panels:
+        return s.skip("not measured on this machine: " + ", ".join(missing) +
+                      " (no hardware cache counters; the counters table says why)")
+    panel_figure(p, s, "cache", "Cache misses per task: which scheduler keeps a task's data in "
+                                "cache, at each configuration's largest thread count", panels, missing)
     s.blocks.append(doc.Paragraph(
-        "PAPI counts summed over worker threads, divided by tasks; context switches from "
-        f"{source or 'nowhere (not measured)'}. Medians over repetitions; {INTERVAL}."))
+        f"Hardware counts summed over worker threads, divided by tasks. {INTERVAL}."))
+    if without_pmu:
+        s.blocks.append(doc.Paragraph(
+            "Without PAPI's L2 counts: SIMULATED = Valgrind's cache simulator (`--counters sim`), "
+            "one thread at a time on one cache hierarchy shared by all threads, exact for the "
+            "order of execution at 1 worker; MODELLED = the recorded task footprints replayed "
+            "through one LRU cache per worker (`--counters model`), a model, shown at every "
+            "thread count; the sidecar gives both geometries."))
     return s
 
 
+def figure_switches(p):
+    s = Section("4. Context switches per run")
+    r = p.results
+    rows = r.rows
+    if r.measured("perf_context_switches"):
+        source, switches = "perf_context_switches (the worker threads)", rows["perf_context_switches"]
+    elif r.measured("ru_nvcsw") and r.measured("ru_nivcsw"):
+        source, switches = "ru_nvcsw + ru_nivcsw (getrusage, the process)", rows["ru_nvcsw"] + rows["ru_nivcsw"]
+    else:
+        return s.skip("no context-switch count in these runs (perf events and getrusage both missing)")
+    panel_figure(p, s, "switches", "Context switches per run: how often each scheduler goes "
+                                   "through the kernel, at the largest thread count",
+                 [("context switches per run", "switches per run", config_table(rows, switches))])
+    s.blocks.append(doc.Paragraph(f"Counted from {source}. {INTERVAL}."))
+    return s
+
+
+def threads_table(rows, value):
+    """Bars table with one group per configuration and thread count (group = label and
+    workers, bar = scheduler variant)."""
+    configs = list(zip(rows["workload"], rows["workload_params"]))
+    labels = config_labels(set(configs))
+    grouped = rows.assign(workload_params=[f"{labels[c]} · {t} worker{'s' if t != 1 else ''}"
+                                           for c, t in zip(configs, rows["threads"])])
+    return summarise(grouped, value).rename(columns={"workload_params": "group", "variant": "bar"})
+
+
+def simulated_and_modelled_candidates(p):
+    """The cache figure's panels where PAPI's L2 is missing, as measured_panels() candidates:
+    the simulator's last-level misses (simulated rows, at their largest thread count) and the
+    model's (every thread count)."""
+    sim = p.simulated_rows
+    sim_values = per_task(sim, "sim_ll_misses")
+    # Labelled against the native configurations: the simulated ones usually differ (passes=1).
+    sim_table = config_table(sim, sim_values, p.results.rows) if sim_values.notna().any() else None
+    rows = p.results.rows
+    model_values = per_task(rows, "model_l2_misses")
+    measured = rows[model_values.notna()]
+    model_table = threads_table(measured, model_values[model_values.notna()]) \
+        if not measured.empty else None
+    return [("SIMULATED last-level (L2) data misses per task (Valgrind)",
+             "simulated misses per task", sim_table, "sim_ll_misses"),
+            ("MODELLED L2 misses per task (per-core LRU model)", "modelled misses per task",
+             model_table, "model_l2_misses")]
+
+
 def figure_traffic(p):
-    s = Section("4. Steals, migrations and global-queue traffic per task")
+    s = Section("5. Steals, migrations and global-queue traffic per task")
     r = p.results
     parallel = r.rows[r.rows["scheduler"] != "serial"]  # serial has no queues to count
     if "global_pushes" in parallel and "global_pops" in parallel:
         parallel = parallel.assign(
             global_traffic=parallel["global_pushes"] + parallel["global_pops"])
-    panels = []
-    for column, csv_column, title in (("steals", "steals", "steals per task"),
-                                      ("migrations", "migrations", "migrations per task"),
-                                      ("global_traffic", "global_pushes",
-                                       "global-queue pushes + pops per task")):
+    candidates = []
+    for column, title in (("steals", "steals per task"), ("migrations", "migrations per task"),
+                          ("global_traffic", "global-queue pushes + pops per task")):
         values = per_task(parallel, column)
         table = config_table(parallel, values) if values.notna().any() else None
-        panels.append(measured_panel(r, title, "per task (median)", table, csv_column))
-    if all(label is None for _, label, _ in panels):
+        candidates.append((title, "per task", table, column))
+    panels, missing = measured_panels(r, candidates)
+    if not panels:
         return s.skip("no scheduler counters (steals, migrations, global_pushes/pops) in the data")
-    panel_figure(p, s, "traffic", f"Scheduler traffic per task at each configuration's largest "
-                                  f"thread count ({INTERVAL})", panels)
+    panel_figure(p, s, "traffic", "Scheduler traffic per task: how much work moves between "
+                                  "processors and through shared queues, at the largest thread "
+                                  "count", panels, missing)
     s.blocks.append(doc.Paragraph(
         "Counters from the schedulers' own statistics divided by tasks; schedulers that do not "
         f"count them (tbb, go-runtime) have no bar. {INTERVAL}."))
@@ -343,7 +468,7 @@ def granularity_curves(results):
 
 
 def figure_granularity(p):
-    s = Section("5. Parallel efficiency against task granularity (METG)")
+    s = Section("6. Parallel efficiency against task granularity (METG)")
     curves = granularity_curves(p.results)
     if not curves:
         return s.skip('no rows from preset "granularity" with a serial or 1-thread reference '
@@ -372,7 +497,8 @@ def figure_granularity(p):
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     p.save(fig, "granularity", s,
-           "Efficiency vs task granularity, preset granularity (diamond, dotted: METG(50%))")
+           "Granularity: how small can tasks be before efficiency falls below 50%? (preset "
+           "granularity; diamond, dotted: METG(50%))")
     s.blocks.append(doc.Paragraph(
         "Efficiency = T_ref / (threads x median wall time), T_ref = serial's median for the same "
         "workload parameters if run, else the scheduler's own 1-thread median. Granularity = "
@@ -385,22 +511,25 @@ def figure_granularity(p):
 
 
 def figure_iomix(p):
-    s = Section("6. iomix: CPU utilisation and makespan")
+    s = Section("7. Blocking I/O: CPU utilisation and makespan")
     r = p.results
     io = r.rows[r.rows["workload"] == "iomix"]
     if io.empty:
         return s.skip("no iomix rows (run preset io or quick)")
-    utilisation = (config_table(io, io["cpu_ns"] / (io["wall_ns"] * io["threads"]))
-                   if "cpu_ns" in io and io["cpu_ns"].notna().any() else None)
-    panels = [measured_panel(r, "CPU utilisation = cpu_ns / (wall_ns x threads)",
-                             "utilisation (median)", utilisation, "cpu_ns"),
-              ("makespan", "wall time, ms (median)", config_table(io, io["wall_ns"] / 1e6))]
-    panel_figure(p, s, "iomix", f"iomix at the largest thread count: hot (cold=off) vs cold "
-                                f"(cold=on) files ({INTERVAL})", panels)
+    candidates = [("CPU utilisation = cpu_ns / (wall_ns x threads)", "utilisation",
+                   config_table(io, io["cpu_ns"] / (io["wall_ns"] * io["threads"]))
+                   if "cpu_ns" in io and io["cpu_ns"].notna().any() else None, "cpu_ns")]
+    unit, scale = time_unit(io["wall_ns"])
+    makespan = config_table(io, io["wall_ns"] / scale)
+    candidates.append(("makespan", f"wall time ({unit})", makespan, "wall_ns"))
+    panels, missing = measured_panels(r, candidates)
+    panel_figure(p, s, "iomix", "Blocking I/O: do the processors stay busy while tasks wait for "
+                                "the disk? iomix hot (cold=off) and cold (cold=on) at the largest "
+                                "thread count", panels, missing)
     s.blocks.append(doc.Paragraph(
         "cold=on drops the files from the page cache before each run, so reads block; "
         "steal-half [handoff=off] keeps the processor while its thread blocks. "
-        f"Medians over repetitions; {INTERVAL}."))
+        f"{INTERVAL}."))
     return s
 
 
@@ -431,7 +560,7 @@ def peer_tables(rows, peers):
 
 
 def figure_peers(p):
-    s = Section("7. Peers: per-task cost and speedup on fib-go and fib")
+    s = Section("8. Peers: per-task cost and speedup on fib-go and fib")
     peers = p.results.peers()
     if not peers:
         return s.skip("the runs' sidecars do not say which schedulers are peers (a `schedlab run` "
@@ -477,10 +606,70 @@ def figure_peers(p):
     return s
 
 
-FIGURES = [figure_time, figure_speedup, figure_cache, figure_traffic, figure_granularity,
-           figure_iomix, figure_peers]
+def _forest(ax, entries, log):
+    """One claims panel: (label, part, result) entries, estimate and interval on the part's own
+    scale (ratios back from logs), coloured by verdict, with the smallest effect as a tick."""
+    for y, (_, part, r) in enumerate(entries):
+        to_scale = math.exp if part.kind in ("ratio", "growth") else (lambda v: v)
+        colour = VERDICT_COLOURS.get(r.verdict, "black")
+        low = to_scale(r.low) if math.isfinite(r.low) else np.nan
+        high = to_scale(r.high) if math.isfinite(r.high) else np.nan
+        ax.plot([low, high], [y, y], color=colour, linewidth=2)
+        ax.plot([to_scale(r.estimate)], [y], "o", color=colour, markersize=3)
+        threshold = to_scale(part.threshold)
+        ax.plot([threshold], [y], "|", color="black", markersize=9)
+        if part.expect in ("equivalent", "noninferior"):  # the other edge of the band
+            ax.plot([to_scale(-part.threshold)], [y], "|", color="black", markersize=9)
+    ax.set_yticks(range(len(entries)))
+    ax.set_yticklabels([label for label, _, _ in entries], fontsize=6)
+    ax.invert_yaxis()
+    if log:
+        ax.set_xscale("log")
+    ax.grid(axis="x", alpha=0.3, which="both")
 
 
-def draw_all(results, out_dir):
+VERDICT_COLOURS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
+
+
+def figure_claims(p, table):
+    """A forest plot of the claims table: every part's effect per configuration, its 95%
+    interval and the smallest effect that counts."""
+    s = Section("9. Claim effects with their intervals")
+    entries = [(textwrap.shorten(f"{pr.part.name} · {r.config} · {r.threads} thr", 75), pr.part, r)
+               for pr in table.parts for r in pr.configs if r.n > 0]
+    ratios = [e for e in entries if e[1].kind in ("ratio", "growth")]
+    others = [e for e in entries if e[1].kind not in ("ratio", "growth")]
+    if not entries:
+        return s.skip("no claim part had data")
+    panels = [(ratios, True, "ratio a ÷ b (growth: of the ratio from 1 thread)"),
+              (others, False, "difference a − b, or level of a")]
+    panels = [pnl for pnl in panels if pnl[0]]
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False, figsize=(9.5, 1.4 + 0.21 * len(entries)),
+                             gridspec_kw={"height_ratios": [len(e) + 2 for e, _, _ in panels]})
+    for ax, (group, log, xlabel) in zip(axes.flat, panels):
+        _forest(ax, group, log)
+        ax.set_xlabel(xlabel)
+    fig.legend(handles=[Patch(color=c, label=v) for v, c in VERDICT_COLOURS.items()] +
+               [Patch(color="black", label="tick: smallest effect that counts")], fontsize=6,
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
+    noise = ""
+    if table.noise is not None:
+        noise = (f"noise floor (A/A time ratio): {math.exp(table.noise[0]):.2f} "
+                 f"[{math.exp(table.noise[1]):.2f}, {math.exp(table.noise[2]):.2f}]")
+    p.save(fig, "claims", s, "Claim effects: each part's estimate per configuration with its 95% "
+                             "interval, against the smallest effect that counts", noise)
+    s.blocks.append(doc.Paragraph(
+        "Hodges-Lehmann estimates over blocks with their exact 95% intervals (the claims table "
+        "above); colour: the verdict of that configuration; tick: the smallest effect that "
+        "counts (two ticks: the band of an equivalence or non-inferiority part). Unbounded "
+        "intervals (5 or fewer blocks) are not drawn."))
+    return s
+
+
+FIGURES = [figure_time, figure_speedup, figure_cache, figure_switches, figure_traffic,
+           figure_granularity, figure_iomix, figure_peers]
+
+
+def draw_all(results, out_dir, claims_table):
     painter = Painter(results, out_dir)
-    return [make(painter) for make in FIGURES]
+    return [make(painter) for make in FIGURES] + [figure_claims(painter, claims_table)]

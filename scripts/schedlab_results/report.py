@@ -5,8 +5,8 @@ import math
 import os
 
 from . import claims, doc
-from .load import CASE_KEY, natural_key
-from .stats import MIN_REPS, summarise
+from .load import CASE_KEY, native, natural_key
+from .stats import summarise
 
 def flatten(obj, prefix=""):
     """{'cache_bytes': {'l1d': 1}} -> [('cache_bytes.l1d', 1)]."""
@@ -95,7 +95,8 @@ def claims_blocks(table):
         "smallest effect that counts (and, for times, the noise floor) with p < 0.05; not held: "
         "the interval excludes that effect; inconclusive: neither. The criteria, each with its "
         "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
-        "oversubscribed thread counts, and blocks with a flagged repetition.")]
+        "oversubscribed thread counts, and blocks with a flagged repetition. Rows run under "
+        "Valgrind's simulator count only for the cache part, which names its source.")]
     rows = []
     texts = {c["id"]: c["text"] for c in table.claims}
     for pr in table.parts:
@@ -106,8 +107,10 @@ def claims_blocks(table):
             + (f" ({r.flagged} flagged blocks left out)" if r.flagged else "")
             for r in pr.configs) or "no matching rows"
         p_values = "; ".join(claims.format_p(r.p_holm) for r in pr.configs) or "n/a"
+        source = claims.judged_on(pr)
+        verdict = f"{pr.verdict} ({source})" if source else pr.verdict
         rows.append([texts.get(part.claim, part.claim), part.name, claims.compared(part), effects,
-                     p_values, pr.verdict, "; ".join(pr.left_out) or "none"])
+                     p_values, verdict, "; ".join(pr.left_out) or "none"])
     blocks.append(doc.Table(["Claim", "Part", "Compared", "Effect [95% interval] per configuration",
                              "p (Holm)", "Verdict", "Left out"], rows))
     return blocks
@@ -126,7 +129,7 @@ def noise_text(noise):
 
 def flagged_blocks(results):
     """How many repetitions of each case were flagged (another process took CPU time)."""
-    rows = results.rows
+    rows = native(results.rows)
     if "noisy" not in rows or not rows["noisy"].notna().any():
         return [doc.Paragraph("Flagged repetitions: not recorded in these runs.")]
     key = CASE_KEY + ["variant"]
@@ -144,10 +147,19 @@ def flagged_blocks(results):
          for c in flagged.itertuples()])]
 
 
+# A case is marked when its repetitions spread this much (coefficient of variation)...
+NOISY_CV = 0.10
+# ... or when its median is this short: the timer, the first-touch of pools and the run's
+# start-up then weigh as much as the scheduling being measured.
+SHORT_NS = 1e6
+
+
 def medians_blocks(results):
-    rows = results.rows
+    rows = native(results.rows)  # simulated rows' times are Valgrind's
     key = CASE_KEY + ["variant"]
     cases = summarise(rows, "wall_ns")
+    spread = rows.groupby(key)["wall_ns"].agg(["mean", "std"]).reset_index()
+    cases = cases.merge(spread, on=key, how="left")
     if "ns_per_task" in rows:
         per_task = summarise(rows, "ns_per_task")[key + ["median"]]
         cases = cases.merge(per_task.rename(columns={"median": "per_task"}), on=key, how="left")
@@ -155,27 +167,42 @@ def medians_blocks(results):
         cases = cases.assign(per_task=float("nan"))
     ordered = sorted(cases.itertuples(), key=lambda c: (c.workload, natural_key(c.workload_params),
                                                          c.variant, c.threads))
-    table = [[c.variant, c.workload, c.workload_params, str(c.threads), str(c.n),
-              f"{c.median / 1e6:.3f}", f"{c.min / 1e6:.3f}–{c.max / 1e6:.3f}",
-              "n/a" if math.isnan(c.per_task) else f"{c.per_task:.1f}"] for c in ordered]
+    table = []
+    for c in ordered:
+        cv = c.std / c.mean if c.mean and c.n > 1 else float("nan")
+        marks = ([f"noisy (CV {cv:.0%})"] if cv > NOISY_CV else []) + (
+            ["short: under 1 ms, timer and start-up dominate; use a larger size"]
+            if c.median < SHORT_NS else [])
+        table.append([c.variant, c.workload, c.workload_params, str(c.threads), str(c.n),
+                      f"{c.median / 1e6:.3f}", f"{(c.q3 - c.q1) / 1e6:.3f}",
+                      "n/a" if math.isnan(cv) else f"{cv:.1%}",
+                      f"{c.min / 1e6:.3f}–{c.max / 1e6:.3f}",
+                      "n/a" if math.isnan(c.per_task) else f"{c.per_task:.1f}",
+                      "⚠ " + "; ".join(marks) if marks else ""])
     return [doc.Paragraph("Scheduler names in brackets show the parameters that differ from the "
-                          "configuration most rows of that scheduler use."),
+                          f"scheduler's defaults. IQR: interquartile range; CV: coefficient of "
+                          f"variation. ⚠ marks a case whose CV is above {NOISY_CV:.0%} or whose "
+                          "median is under 1 ms."),
             doc.Table(["Scheduler", "Workload", "Workload params", "Threads", "Reps",
-                       "Median wall (ms)", "Wall min–max (ms)", "Median ns/task"], table)]
+                       "Median wall (ms)", "IQR (ms)", "CV", "Min–max (ms)", "Median ns/task",
+                       "Warning"], table)]
 
 
 def write(results, sections, table, out_dir):
+    """The report opens with what people come for, the claims, then the figures, then what the
+    numbers rest on: the runs, the machine, the counters, the per-case medians."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [doc.Heading(1, "schedlab results report"),
               doc.Paragraph(f"Generated by scripts/plot at {now} from {len(results.files)} CSV "
-                            f"file(s), {len(results.rows)} rows.")]
-    blocks += runs_blocks(results)
-    blocks += [doc.Heading(2, "Machine")] + machine_blocks(results)
-    blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)
+                            f"file(s), {len(results.rows)} rows. Sections: Claims, Figures, Runs, "
+                            "Machine, Counters, Medians per case.")]
+    blocks += [doc.Heading(2, "Claims")] + claims_blocks(table) + flagged_blocks(results)
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:
         blocks += [doc.Heading(3, s.title)] + s.blocks
-    blocks += [doc.Heading(2, "Claims")] + claims_blocks(table) + flagged_blocks(results)
+    blocks += [doc.Heading(2, "Runs")] + runs_blocks(results)
+    blocks += [doc.Heading(2, "Machine")] + machine_blocks(results)
+    blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)
     blocks += [doc.Heading(2, "Medians per case")] + medians_blocks(results)
 
     md_path = os.path.join(out_dir, "report.md")

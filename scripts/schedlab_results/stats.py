@@ -6,6 +6,7 @@ import pandas as pd
 from scipy.stats import mannwhitneyu
 
 from .load import CASE_KEY
+from .paired import hodges_lehmann
 
 # Fewer repetitions than this make a key comparison weak; results are still shown, but marked.
 MIN_REPS = 9
@@ -13,12 +14,17 @@ ALPHA = 0.05
 
 
 def summarise(rows, value):
-    """One row per case: n, median, min, max of `value` (a column or a Series aligned to rows).
-    Missing values are not repetitions: n counts the measured ones."""
+    """One row per case: n, median, min, max, quartiles (q1, q3) of `value` (a column or a
+    Series aligned to rows), and the Hodges-Lehmann estimate with its 95% interval (centre,
+    low, high: the interval the claims use). Missing values are not repetitions: n counts the
+    measured ones."""
     values = rows[value] if isinstance(value, str) else value
     frame = rows[CASE_KEY + ["variant"]].assign(_v=values)
     grouped = frame.groupby(CASE_KEY + ["variant"], sort=True)["_v"]
-    out = grouped.agg(n="count", median="median", min="min", max="max").reset_index()
+    out = grouped.agg(n="count", median="median", min="min", max="max",
+                      q1=lambda v: v.quantile(0.25), q3=lambda v: v.quantile(0.75)).reset_index()
+    centres = [hodges_lehmann(v.dropna()) for _, v in grouped]
+    out[["centre", "low", "high"]] = pd.DataFrame(centres, index=out.index)
     return out[out["n"] > 0].reset_index(drop=True)
 
 
@@ -39,11 +45,14 @@ def format_p(p):
 
 def change_interval(old, new, level=0.95, resamples=2000, seed=1):
     """Percentile bootstrap interval of the change of the median, in percent. The seed is fixed
-    so that the same files always print the same interval."""
+    so that the same files always print the same interval. None when a resampled old median is
+    0: a change from 0 has no relative size (a counter that read 0, such as fair's steals)."""
     old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
     rng = np.random.default_rng(seed)
     old_medians = np.median(rng.choice(old, size=(resamples, len(old))), axis=1)
     new_medians = np.median(rng.choice(new, size=(resamples, len(new))), axis=1)
+    if (old_medians == 0).any():
+        return None
     change = (new_medians / old_medians - 1.0) * 100.0
     tail = (1.0 - level) / 2.0 * 100.0
     return float(np.percentile(change, tail)), float(np.percentile(change, 100.0 - tail))

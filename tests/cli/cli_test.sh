@@ -7,25 +7,7 @@ set -uo pipefail
 SCHEDLAB="$1"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-failures=0
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_refused NAME EXIT_CODE REGEX -- ARGS...: exits with EXIT_CODE, stderr is one line
-# matching REGEX.
-expect_refused() {
-  local name="$1" code="$2" regex="$3"
-  shift 4
-  local err rc
-  err="$("$SCHEDLAB" "$@" 2>&1 >/dev/null)"
-  rc=$?
-  if [ "$rc" != "$code" ]; then fail "$name: exit $rc, expected $code ($err)"; return; fi
-  if [ "$(printf '%s\n' "$err" | grep -c .)" != 1 ]; then fail "$name: expected one line, got: $err"; return; fi
-  if ! printf '%s' "$err" | grep -Eq -- "$regex"; then fail "$name: '$err' does not match '$regex'"; return; fi
-  echo "ok: $name: $err"
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 run_small=(run --scheduler steal-half --workload fib --n 10 --reps 1 --warmup 0)
 expect_refused "unknown scheduler" 2 "unknown scheduler 'nope': choose one of" -- run --scheduler nope --workload fib --out "$WORK/a.csv"
@@ -54,13 +36,27 @@ expect_refused "preset adds a scheduler twice" 2 "add_schedulers: steal-half is 
 if "$SCHEDLAB" counters | grep -q "unavailable"; then
   expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
 fi
+# The simulated and modelled back ends: a bad geometry, a geometry for nothing, a preset run's
+# counters, and a simulator that is not there.
+expect_refused "bad --sim-ll" 2 "sim-ll 1000,3,64: .*use SIZE,ASSOC,LINE" -- "${run_small[@]}" --counters model --sim-ll 1000,3,64 --out "$WORK/a.csv"
+expect_refused "--sim-ll without sim or model" 2 "sim-ll applies to simulated or modelled cases" -- "${run_small[@]}" --sim-ll 1M,8,64 --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "counters": "cache"}]}}' >"$WORK/presets.json"
+expect_refused "preset run counters" 2 "counters: 'cache' cannot be set per run" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+SCHEDLAB_VALGRIND="$WORK/no-valgrind" expect_refused "sim required but missing" 2 "counter sim is unavailable on this machine \\(.*\\); drop --require-counters" -- "${run_small[@]}" --counters sim --require-counters --out "$WORK/a.csv"
+err="$(SCHEDLAB_VALGRIND="$WORK/no-valgrind" "$SCHEDLAB" "${run_small[@]}" --counters sim --out "$WORK/a.csv" 2>&1 >/dev/null)"
+rc=$?
+if [ "$rc" = 2 ] && printf '%s' "$err" | grep -q "skipping simulated rows" && printf '%s' "$err" | grep -q "nothing to run"; then
+  echo "ok: sim without valgrind: skipped, nothing to run"
+else
+  fail "sim without valgrind: exit $rc: $err"
+fi
 [ -e "$WORK/a.csv" ] && fail "a refused request created its CSV"
 
 # A good run: CSV header and sidecar.
 "$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 12 --threads 1,2 --reps 2 --warmup 0 \
   --out "$WORK/good.csv" --schedtrace 1 --trace "$WORK/trace.json" 2>"$WORK/stderr" >/dev/null || fail "good run failed"
 [ "$(wc -l <"$WORK/good.csv")" = 9 ] || fail "good run: expected header + 8 rows"
-head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block,scheduler_params,workload_params,' || fail "CSV header"
+head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,scheduler_params,workload_params,' || fail "CSV header"
 $PY - "$WORK" <<'PYEOF' || fail "outputs of the good run"
 import csv, json, re, sys
 work = sys.argv[1]
@@ -87,6 +83,10 @@ names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e["ph"] 
 assert len({p for p, _ in names}) == 4, names  # one process per case
 assert any(n == "worker 1" for _, n in names)
 assert any(e["name"] == "task" and e["ph"] == "X" for e in trace["traceEvents"])
+# Times are from the first traced run's start: never negative, never centuries (a slice that
+# began before its run used to wrap around).
+spans = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in trace["traceEvents"] if e["ph"] != "M"]
+assert all(0 <= begin <= end < 600e6 for begin, end in spans), [s for s in spans if not 0 <= s[0] <= s[1] < 600e6][:3]
 PYEOF
 
 # The summary table compares every case with the fastest peer at its thread count.

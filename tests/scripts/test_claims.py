@@ -191,6 +191,74 @@ class LeftOut(unittest.TestCase):
                         result.left_out)
 
 
+class SimulatedCache(unittest.TestCase):
+    """The LIFO cache part on a machine without a PMU: judged on the simulator's rows at 1
+    worker, saying so; never on a simulated row's time."""
+
+    def part(self, name="cache misses"):
+        return next(p for p in claims.load_criteria().parts
+                    if p.claim == "lifo" and p.name == name)
+
+    def rows(self, fifo_misses, papi=False, noisy=0, native_threads=(1, 2)):
+        """Native rows at `native_threads` (times only, or PAPI's L2 at 2 threads when `papi`)
+        and simulated rows at 1 thread with Valgrind's times and LL misses."""
+        part, rng = self.part(), np.random.default_rng(5)
+        rows = []
+        for rep in range(BLOCKS):
+            for selector, misses in ((part.a, fifo_misses), (part.b, 1000.0)):
+                common = {"run_id": "synthetic", "preset": "", "source": "synthetic.csv",
+                          "scheduler": selector.scheduler, "block_index": 0, "rep": rep,
+                          "scheduler_params": params_text(selector), "workload": "locality",
+                          "workload_params": "", "tasks": TASKS}
+                for threads in native_threads:
+                    native = {"threads": threads, "simulated": 0, "noisy": 0,
+                              "wall_ns": 1e6 * math.exp(rng.normal(0.0, 0.01))}
+                    if papi and threads == 2:
+                        native["papi_l2_dcm"] = 2 * misses * TASKS
+                    rows.append({**common, **native})
+                rows.append({**common, "threads": 1, "simulated": 1, "noisy": noisy,
+                             "block_index": 1, "wall_ns": 5e7 if selector is part.a else 1e9,
+                             "sim_ll_misses": misses * TASKS * math.exp(rng.normal(0.0, 0.001))})
+        frame = pd.DataFrame(rows)
+        frame["variant"] = _variant_labels(frame)
+        return Results(frame, [SIDECAR], [])
+
+    def judge(self, part, results):
+        criteria = claims.Criteria({"a": part.a, "b": part.b, "workloads": [], "threads": "all",
+                                    "metric": "time"},
+                                   [{"id": part.claim, "text": "", "seed": ""}], [part])
+        return claims.evaluate(results, criteria).parts[0]
+
+    def test_held_and_not_held_on_simulated_misses_saying_so(self):
+        part = self.part()
+        held = self.judge(part, self.rows(fifo_misses=3000.0))
+        self.assertEqual(held.verdict, claims.HELD)
+        self.assertEqual([r.threads for r in held.configs], ["1"])
+        self.assertEqual(claims.judged_on(held), "simulated L2, 1 worker")
+        not_held = self.judge(part, self.rows(fifo_misses=1000.0))
+        self.assertEqual(not_held.verdict, claims.NOT_HELD)
+        self.assertEqual(claims.judged_on(not_held), "simulated L2, 1 worker")
+
+    def test_noisy_simulated_repetitions_still_count(self):
+        result = self.judge(self.part(), self.rows(fifo_misses=3000.0, noisy=1))
+        self.assertEqual((result.verdict, result.configs[0].n), (claims.HELD, BLOCKS))
+
+    def test_hardware_counts_win_where_the_machine_has_them(self):
+        result = self.judge(self.part(), self.rows(fifo_misses=3000.0, papi=True))
+        self.assertEqual(claims.judged_on(result), "PAPI L2, 2 workers")
+        self.assertEqual([r.threads for r in result.configs], ["2"])
+
+    def test_time_parts_never_see_simulated_rows(self):
+        # The simulated FIFO rows are 20x faster than the LIFO ones, in blocks of their own at
+        # the same thread count; the native times are equal.
+        part = self.part("time (locality)")
+        result = self.judge(part, self.rows(fifo_misses=3000.0, native_threads=(1,)))
+        self.assertEqual([r.threads for r in result.configs], ["1"])
+        self.assertEqual(result.configs[0].n, BLOCKS)
+        self.assertLess(abs(result.configs[0].estimate), 0.05)
+        self.assertEqual(claims.judged_on(result), "")
+
+
 class PairedStatistics(unittest.TestCase):
     def test_hodges_lehmann_interval_of_nine_blocks(self):
         # n = 9: the interval runs from the 6th smallest to the 6th largest Walsh average.

@@ -28,9 +28,10 @@ def run(tool, *args, env=None):
 
 
 def section(markdown, heading):
-    """The text under `## heading` up to the next heading of the same level."""
+    """The text under `## heading` up to the next heading of the same level, with the padding
+    tabulate aligns table columns with collapsed to one space ("| a   |" -> "| a |")."""
     match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown, re.M | re.S)
-    return match.group(1) if match else ""
+    return re.sub(r"(?<=\S) {2,}(?=\|)|(?<=\|) {2,}(?=\S)", " ", match.group(1)) if match else ""
 
 
 def table_rows(text):
@@ -91,8 +92,8 @@ class PlotFixtureTest(unittest.TestCase):
     def test_every_figure_is_a_valid_png_and_svg(self):
         pngs = sorted(self.out.glob("*.png"))
         names = {p.stem for p in pngs}
-        for expected in ("time_fib", "time_loops", "speedup_fib", "cache_switches", "traffic",
-                         "granularity", "iomix", "peers"):
+        for expected in ("time_fib", "time_loops", "speedup_fib", "switches", "traffic",
+                         "granularity", "iomix", "peers", "claims"):
             self.assertIn(expected, names)
         for png in pngs:
             data = png.read_bytes()
@@ -100,7 +101,11 @@ class PlotFixtureTest(unittest.TestCase):
             self.assertGreater(len(data), 1024, png.name)
             svg = png.with_suffix(".svg")
             self.assertGreater(svg.stat().st_size, 1024, svg.name)
-            self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), svg.name)
+            root = ElementTree.parse(svg).getroot()
+            self.assertTrue(root.tag.endswith("svg"), svg.name)
+            # Text stays text (svg.fonttype none), so a figure can be edited for a paper.
+            self.assertTrue(any(e.tag.endswith("text") for e in root.iter()), svg.name)
+            self.assertEqual(png.with_suffix(".pdf").read_bytes()[:5], b"%PDF-", png.name)
 
     def test_report_has_every_section_and_links_every_figure(self):
         for heading in ("## Machine", "## Counters", "## Figures", "## Claims",
@@ -175,6 +180,37 @@ class PlotPartialDataTest(TempDirTest):
         fair = next(r for r in rows if r[1] == "fair idles more")
         self.assertEqual(fair[5], "not measured")
 
+    def test_without_papi_the_simulator_judges_and_both_cache_sources_are_drawn(self):
+        header, rows = fixture_rows()
+        col = {name: header.index(name) for name in
+               ("workload", "scheduler_params", "wall_ns", "threads", "rep")}
+        locality = [r for r in rows if r[col["workload"]] == "locality"]
+        header = header + ["simulated", "sim_ll_misses", "model_l2_misses"]
+        native = [r + ["0", "", "5000"] for r in locality]
+        # Simulated repetitions at 1 worker: FIFO misses 3x as often, and Valgrind's times are
+        # a thousand times the native ones (they must appear in no median).
+        simulated = []
+        for r in locality:  # the fixture's locality rows ran at 2 threads
+            fifo = "local-order=fifo" in r[col["scheduler_params"]]
+            copy = list(r)
+            copy[col["threads"]] = "1"
+            copy[col["wall_ns"]] = str(int(float(r[col["wall_ns"]]) * 1000))
+            simulated.append(copy + ["1", "9000000" if fifo else "3000000", ""])
+        write_csv(self.tmp / "sim.csv", header, native + simulated)
+        result = run(PLOT, self.tmp / "sim.csv", "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = (self.tmp / "out" / "report.md").read_text()
+        cache = next(r for r in table_rows(section(report, "Claims")) if r[1] == "cache misses")
+        self.assertEqual(cache[5], "held (simulated L2, 1 worker)")
+        self.assertRegex(cache[3], r"locality, 1 thread, n=\d+: 3× \[")
+        self.assertIn("SIMULATED", section(report, "Figures"))
+        self.assertIn("MODELLED", section(report, "Figures"))
+        slowest_native = max(float(r[col["wall_ns"]]) for r in native) / 1e6
+        medians = table_rows(section(report, "Medians per case"))
+        self.assertTrue(medians)
+        self.assertTrue(all(float(m[5]) <= slowest_native for m in medians),
+                        "a simulated time reached the medians")
+
     def test_metg_is_interpolated_where_efficiency_crosses_half(self):
         # The fixture's own efficiencies depend on the machine's load when it was recorded, so
         # the wall times of its loops sweep are rewritten to known efficiencies.
@@ -231,10 +267,45 @@ class CompareTest(TempDirTest):
         self.assertIn("only in OLD", result.stdout)
         self.assertNotIn("only in NEW", result.stdout)
 
+    def test_simulated_repetitions_are_not_compared_with_native_ones(self):
+        # NEW holds the fixture's rows plus simulated copies of them, a thousand times slower
+        # (Valgrind's times): its times must be the fixture's own.
+        header, rows = fixture_rows()
+        wall = header.index("wall_ns")
+        native = [r + ["0"] for r in rows]
+        simulated = [r[:wall] + [str(int(float(r[wall]) * 1000))] + r[wall + 1:] + ["1"] for r in rows]
+        write_csv(self.tmp / "old.csv", header + ["simulated"], native)
+        write_csv(self.tmp / "new.csv", header + ["simulated"], native + simulated)
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(" 9/9 ", result.stdout)  # the same repetitions on both sides
+        self.assertNotIn("/18 ", result.stdout)
+        self.assertNotRegex(result.stdout, r"(?m)(faster|slower)\s*$")
+
     def test_bad_input_is_one_line_and_status_2(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "wall_ns"], [["fair", "1"]])
         self.assert_user_error(run(COMPARE, self.tmp / "bad.csv", FIXTURE), "scripts/compare",
                                "missing required column(s) run_id")
+
+    def test_a_text_metric_is_one_line_and_status_2(self):
+        self.assert_user_error(run(COMPARE, FIXTURE, FIXTURE, "--metric", "scheduler"),
+                               "scripts/compare", "column scheduler is not numeric")
+
+    def test_a_median_of_zero_has_no_relative_change(self):
+        # Every repetition of one case counted 0 steals: its change is "n/a", not a traceback.
+        header, rows = fixture_rows()
+        steals, scheduler = header.index("steals"), header.index("scheduler")
+        for r in rows:
+            if r[scheduler] == "fair":
+                r[steals] = "0"
+        write_csv(self.tmp / "zero.csv", header, rows)
+        result = run(COMPARE, self.tmp / "zero.csv", self.tmp / "zero.csv", "--metric", "steals")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        fair = [line for line in result.stdout.splitlines() if line.startswith("fair")]
+        self.assertTrue(fair, result.stdout)
+        for line in fair:
+            self.assertRegex(line, r"\bn/a \(median 0\)\s+n/a\s")
 
 
 class PlotErrorTest(TempDirTest):
@@ -270,8 +341,9 @@ class PlotErrorTest(TempDirTest):
         result = run(PLOT, FIXTURE, "--out", self.tmp / "out", env=env)
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stderr.strip(),
-                         "scripts/plot: needs python3 with matplotlib and pandas; install: "
-                         "apt-get install python3-matplotlib python3-pandas python3-scipy")
+                         "scripts/plot: needs python3 with matplotlib, pandas, scipy and "
+                         "tabulate; install: apt-get install python3-matplotlib python3-pandas "
+                         "python3-scipy python3-tabulate")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@ class TestsAndIntervalsTest(unittest.TestCase):
         self.assertAlmostEqual(low, -50.0)
         self.assertAlmostEqual(high, -50.0)
 
+    def test_change_interval_from_a_median_of_zero_is_none(self):
+        # Resamples of [0, 0, 1] have a median of 0 most of the time: no relative change.
+        self.assertIsNone(change_interval([0.0, 0.0, 1.0], [5.0, 6.0, 7.0]))
+
 
 class EfficiencyReferenceTest(unittest.TestCase):
     MEDIANS = pd.DataFrame([

@@ -732,6 +732,10 @@ INSTANTIATE_TEST_SUITE_P(
 //   M0 and M1 both park, with the P idle and tasks in the global queue: the run never ends.
 // Unfixed, this failed within 20 runs nearly every time (1 P, 2 threads); the runtime's deadlock
 // check turns it into a DeadlockError, the watchdog into an abort if that check is absent.
+// Every blocking call here is a wake-up of the other thread, so on an overloaded machine a run
+// is a chain of wake-ups that each wait milliseconds for a CPU: slow, never stuck. That chain
+// once passed the deadlock check as one long sleep, a false report of a lost wake-up (see
+// FiberRuntime::stuck and Deadlock.AChainOfShortSleepsIsNotADeadlock).
 TEST(StealHalfLostWakeup, ThreadsBackFromBlockingCallsAtMaxThreadsNeverStrandWork) {
   Watchdog dog(current_test());
   const int runs = static_cast<int>(stress::scaled(150, 30));

@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "api.hpp"
+#include "errno_text.hpp"
 #include "spin.hpp"
 
 namespace schedlab {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
 
 // Reads the whole file; returns its length. Runs inside blocking(): it may sleep in the kernel.
 std::uint64_t read_whole_file(const std::string& path, bool cold) {
@@ -74,6 +74,10 @@ class IomixWorkload final : public Workload {
     if (::stat(params_.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       throw std::invalid_argument("--io-dir " + params_.dir +
                                   " is not a directory; create it or choose another --io-dir");
+    }
+    if (::access(params_.dir.c_str(), W_OK | X_OK) != 0) {  // EROFS even for root
+      throw std::invalid_argument("--io-dir " + params_.dir + " is not writable (" + errno_text(errno) +
+                                  "); choose a writable --io-dir");
     }
   }
   ~IomixWorkload() override { cleanup(); }

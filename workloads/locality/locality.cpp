@@ -19,6 +19,9 @@
 // On a machine with cache counters this shows as L2 misses per task (papi_l2_dcm); anywhere it
 // shows as wall time, weaker on a VM whose L3 holds the whole array.
 //
+// Each node records its region (footprint.hpp) for the per-core cache model: the sweeps are the
+// workload's whole footprint, so the model replays exactly what the tasks touch, pass by pass.
+//
 // The check is exact: every element is updated passes x (levels of the tree above it,
 // including its leaf) times by x -> x * 3 + 1 (mod 2^64), the same count for every element, so
 // the final array is known without running a serial reference.
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "footprint.hpp"
 
 namespace schedlab {
 namespace {
@@ -54,6 +58,7 @@ class LocalityWorkload final : public Workload {
   void prepare() override { data_.assign(elements_, 0); }
 
   void run() override {
+    touch(data_.data(), elements_ * sizeof(std::uint64_t), 1, /*writes=*/true);
     for (std::size_t i = 0; i < elements_; ++i) data_[i] = i;
     node(data_.data(), elements_);
   }
@@ -86,6 +91,7 @@ class LocalityWorkload final : public Workload {
 
  private:
   void node(std::uint64_t* data, std::size_t count) {
+    touch(data, count * sizeof(std::uint64_t), static_cast<unsigned>(params_.passes), /*writes=*/true);
     sweep(data, count, params_.passes);
     if (count <= leaf_elements_) return;
     const std::size_t half = count / 2;

@@ -1,0 +1,187 @@
+// sim_subject.cpp: the parent's and the child's side of a simulated repetition (see
+// sim_subject.hpp).
+#include "sim_subject.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "counters/sim.hpp"
+#include "registry.hpp"
+
+extern char** environ;
+
+namespace schedlab {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+json request_json(const Case& c, const SimSettings& s) {
+  return {{"scheduler", c.scheduler->name},
+          {"scheduler_params", c.scheduler_params},
+          {"workload", c.workload->name},
+          {"workload_params", c.workload_params},
+          {"threads", c.threads},
+          {"warmup", s.warmup},
+          {"model", c.modelled ? s.geometry.ll.json() : json()}};
+}
+
+json measurement_json(const Measurement& m) {
+  json counters = json::object();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    if (m.counters.measured[k]) counters[std::string(kCounters[k].name)] = m.counters.value[k];
+  }
+  json out = {{"wall_ns", m.wall_ns}, {"counters", counters}, {"events", m.events}};
+  if (m.tasks) out["tasks"] = *m.tasks;
+  if (m.cpu_ns) out["cpu_ns"] = *m.cpu_ns;
+  if (m.nvcsw) out["nvcsw"] = *m.nvcsw;
+  if (m.nivcsw) out["nivcsw"] = *m.nivcsw;
+  if (m.model_l2_misses) out["model_l2_misses"] = *m.model_l2_misses;
+  return out;
+}
+
+template <class T>
+void optional_from(const json& j, const char* key, std::optional<T>& into) {
+  if (j.contains(key)) into = j[key].get<T>();
+}
+
+Measurement measurement_from_json(const json& j) {
+  Measurement m;
+  m.wall_ns = j.at("wall_ns").get<double>();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    const std::string name(kCounters[k].name);
+    if (j.at("counters").contains(name)) m.counters.set(static_cast<Counter>(k), j["counters"][name].get<std::uint64_t>());
+  }
+  m.events = j.at("events").get<std::map<std::string, long long>>();
+  optional_from(j, "tasks", m.tasks);
+  optional_from(j, "cpu_ns", m.cpu_ns);
+  optional_from(j, "nvcsw", m.nvcsw);
+  optional_from(j, "nivcsw", m.nivcsw);
+  optional_from(j, "model_l2_misses", m.model_l2_misses);
+  return m;
+}
+
+// Runs argv with its stderr in `stderr_path` and waits; returns the wait status. The child
+// keeps this process's group, so a terminal's Ctrl-C reaches it too: its own signal watcher
+// (main.cpp) then finishes the repetition, as this process does.
+int spawn_and_wait(const std::vector<std::string>& args, const std::string& stderr_path) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// The child's own error line ("schedlab: error: ..."), else its last line, else "".
+std::string child_error(const std::string& stderr_path) {
+  std::ifstream in(stderr_path);
+  std::string last, error;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
+  }
+  return error.empty() ? last : error;
+}
+
+// A scratch directory removed when it goes out of scope.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/schedlab-sim-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot create a scratch directory in " + pattern + ": " + std::strerror(errno) +
+                               "; set TMPDIR to a writable directory");
+    }
+    path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
+Measurement SimSubject::measure_run(Workload&, bool) {
+  if (const auto why = simulator_unavailable()) throw std::runtime_error("simulated run: " + *why);
+  const ScratchDir dir;
+  const std::string dump = (dir.path / "callgrind.out").string();
+  const std::string result = (dir.path / "measurement.json").string();
+  const std::string errors = (dir.path / "stderr").string();
+  std::vector<std::string> args = simulator_command(settings_.geometry, dump);
+  // This very binary, through this process's /proc entry: the same file even if a rebuild has
+  // replaced it on disk since the run began (Valgrind would open its own /proc/self/exe).
+  const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
+  args.insert(args.end(), {self, "simulated-repetition", "--request", request_json(case_, settings_).dump(), "--out", result});
+  const int status = spawn_and_wait(args, errors);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                              : "signal " + std::to_string(WTERMSIG(status));
+    const std::string error = child_error(errors);
+    throw std::runtime_error(error.empty() ? "simulated run of " + case_.label() + " failed (" + how + ")" : error);
+  }
+  std::ifstream in(result);
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    throw std::runtime_error("simulated run of " + case_.label() + " wrote no readable measurement (" + e.what() + ")");
+  }
+  Measurement m = measurement_from_json(j);
+  m.sim = read_region_counts(dump);
+  return m;
+}
+
+void run_simulated_repetition(const std::string& request_json_text, const std::string& out_path) {
+  const json r = json::parse(request_json_text);
+  const SchedulerEntry& s = find_scheduler(r.at("scheduler").get<std::string>());
+  const WorkloadEntry& w = find_workload(r.at("workload").get<std::string>());
+  if (s.external) throw ParamError("scheduler " + s.name + " is an external program; it cannot be simulated");
+  const auto threads = r.at("threads").get<unsigned>();
+  const ParamValues sp = resolve_params(s.params, r.at("scheduler_params").get<ParamValues>(), "scheduler " + s.name);
+  const ParamValues wp = resolve_params(w.params, r.at("workload_params").get<ParamValues>(), "workload " + w.name);
+  const Case c{&s, sp, &w, wp, threads};
+  Watchers watchers{nullptr, nullptr, nullptr, std::nullopt};
+  if (!r.at("model").is_null()) {
+    const json& g = r["model"];
+    watchers.model = CacheGeometry{g.at("size").get<std::uint64_t>(), g.at("assoc").get<std::uint64_t>(),
+                                   g.at("line").get<std::uint64_t>()};
+  }
+  std::unique_ptr<Workload> workload = w.make(wp);
+  struct Cleanup {
+    Workload& w;
+    ~Cleanup() { w.cleanup(); }
+  } cleanup{*workload};
+  workload->prepare();
+  InProcessSubject subject(s.make(threads, sp), c.label(), s.name, watchers);
+  subject.warm_up(*workload, r.at("warmup").get<unsigned>());
+  subject.bracket_next_run_for_simulator();
+  const Measurement m = subject.measure(*workload, /*traced=*/false);
+  std::ofstream out(out_path);
+  out << measurement_json(m).dump() << "\n";
+  if (!out.flush()) throw std::runtime_error("cannot write " + out_path + ": " + std::strerror(errno));
+}
+
+}  // namespace schedlab
