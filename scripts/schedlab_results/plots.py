@@ -553,8 +553,9 @@ def peer_tables(rows, peers):
             for _, r in vmed[vmed["threads"] > 1].iterrows():
                 if not one.empty:
                     ratio = one["median"].iloc[0] / r["median"]
+                    # One ratio of medians: no interval (cluster_bars falls back to min/max).
                     speedups.append({"group": variant, "bar": r["threads"], "median": ratio,
-                                     "min": ratio, "max": ratio})
+                                     "min": ratio, "max": ratio, "low": math.nan, "high": math.nan})
         out.append((f"{workload} {params}".strip(), cost, pd.DataFrame(speedups)))
     return out
 
