@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errno_text.hpp"
+#include "schedtrace.hpp"
 
 extern char** environ;
 
@@ -214,6 +216,8 @@ Measurement GoProgramSubject::measure_run(Workload& w, bool /*traced: no timelin
   std::vector<std::pair<std::string, std::string>> args;
   for (const ParamSpec& p : case_.workload->params) args.emplace_back(p.name, case_.workload_params.at(p.name));
   for (auto& extra : w.external_args()) args.push_back(std::move(extra));
+  // The Go program prints its own SCHED lines (GODEBUG=schedtrace) on the stderr it shares.
+  if (schedtrace_ms_ > 0) std::fprintf(stderr, "%s\n", schedtrace_header(case_.label()).c_str());
   const std::vector<GoRun> runs =
       run_go_reference(case_.workload->name, args, case_.threads, warmup_, 1, schedtrace_ms_);
   Measurement m;

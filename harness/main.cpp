@@ -3,6 +3,9 @@
 //   schedlab list                          schedulers, workloads, presets and their parameters
 //   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
 //   schedlab run --preset quick            a named preset (harness/presets.json)
+//   schedlab run ... --filter REGEX        only the cases whose name matches
+//   schedlab run ... --dry-run             the cases, nothing run or written
+//   schedlab --version                     version, git commit, build type
 //   schedlab counters                      what this machine can count, and why not the rest
 //   schedlab columns [--markdown|--json]   the CSV's columns (harness/row.cpp)
 //   schedlab simulated-repetition ...      (hidden) one repetition under Valgrind, for `--counters
@@ -16,16 +19,20 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "counters/hw_counters.hpp"
@@ -144,6 +151,36 @@ void require_counters(const HwCounters& events) {
   }
 }
 
+// `run --dry-run`: the cases as --filter matches them, what is known of their size, and no
+// invented time: schedlab keeps no per-task cost of this machine before it has measured one, so
+// the time is said to be unknown; a preset's description, which states its authors' estimate
+// for 2 cores, is quoted as theirs.
+std::string dry_run_text(const RunRequest& request, const std::vector<Case>& cases, const std::string& presets_file) {
+  std::ostringstream out;
+  std::size_t width = 0;
+  for (const Case& c : cases) width = std::max(width, c.label().size());
+  std::uint64_t tasks = 0;
+  bool tasks_known = true;
+  for (const Case& c : cases) {
+    const std::optional<std::uint64_t> spawned = c.workload->make(c.workload_params)->expected_tasks();
+    out << "  " << std::left << std::setw(static_cast<int>(width)) << c.label() << "  tasks/run "
+        << (spawned ? std::to_string(*spawned + 1) : "unknown") << "\n";
+    tasks_known = tasks_known && spawned.has_value();
+    if (spawned) tasks += (*spawned + 1) * request.reps;
+  }
+  out << cases.size() << " cases x " << request.reps << " repetitions = " << cases.size() * request.reps
+      << " measured runs, plus " << request.warmup << " untimed warm-up run(s) per case";
+  out << (tasks_known ? "; " + std::to_string(tasks) + " tasks measured in all\n" : "\n");
+  out << "estimated time: unknown before measuring (schedlab keeps no per-task cost of this machine)";
+  if (!request.preset.empty()) {
+    for (const PresetInfo& p : list_presets(presets_file)) {
+      if (p.name == request.preset) out << "; preset " << p.name << " says: " << p.description;
+    }
+  }
+  out << "\nnothing was run or written (drop --dry-run to run)\n";
+  return out.str();
+}
+
 int report_outcome(const RunOutcome& outcome, const std::string& out_path) {
   std::cout << summary_table(outcome.results);
   std::cout << "rows: " << outcome.rows << " in " << out_path << " (metadata: " << metadata_path_for(out_path)
@@ -167,7 +204,11 @@ int report_outcome(const RunOutcome& outcome, const std::string& out_path) {
   return code;
 }
 
-int cmd_run(RunRequest request, const std::string& out) {
+int cmd_run(RunRequest request, const std::string& out, const std::string& presets_file, bool dry_run) {
+  if (dry_run) {
+    std::cout << dry_run_text(request, plan(request), presets_file);
+    return 0;
+  }
   if (out.empty()) {
     ::mkdir("results", 0755);
     request.out_path = "results/" + (request.preset.empty() ? std::string("run") : request.preset) + "-" +
@@ -187,22 +228,43 @@ int cmd_run(RunRequest request, const std::string& out) {
   return report_outcome(execute(request, cases, outputs, events), request.out_path);
 }
 
-// What `schedlab run` was given, as text, before it is checked.
+// What `schedlab run` was given, as text, before it is checked. The defaults are RunRequest's
+// and RunPart's (plan.hpp), which --help shows.
 struct RunOptions {
-  std::string schedulers, workloads, threads = "1", out, preset;
-  unsigned reps = 5, warmup = 1;
-  std::string counters = "default";
+  std::string schedulers, workloads, out, preset, filter;
+  std::string threads = std::to_string(RunPart{}.threads.at(0));
+  unsigned reps = RunRequest{}.reps, warmup = RunRequest{}.warmup;
+  std::string counters = RunRequest{}.counters;
   std::string sim_l1, sim_ll;
-  bool require_counters = false;
-  unsigned schedtrace_ms = 0;
+  bool require_counters = RunRequest{}.require_counters;
+  bool dry_run = false;
+  unsigned schedtrace_ms = RunRequest{}.schedtrace_ms;
   std::string trace_path;
-  std::size_t trace_max_events = 1000000;
+  std::size_t trace_max_events = RunRequest{}.trace_max_events;
   std::optional<std::uint64_t> order_seed;
   std::string memory_budget;
   std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
 };
+
+// The registry's default of parameter `name`: "27" when every scheduler and workload declaring it
+// agrees, else per owner ("fib-go 27, fib 30").
+std::string param_defaults(const std::string& name) {
+  std::vector<std::pair<std::string, std::string>> owners;  // owner, default
+  const auto collect = [&](const std::string& owner, const std::vector<ParamSpec>& specs) {
+    for (const ParamSpec& p : specs) {
+      if (p.name == name) owners.emplace_back(owner, p.default_value);
+    }
+  };
+  for (const auto& w : workload_registry()) collect(w.name, w.params);
+  for (const auto& s : scheduler_registry()) collect(s.name, s.params);
+  const bool same = std::all_of(owners.begin(), owners.end(), [&](const auto& o) { return o.second == owners.front().second; });
+  if (same) return owners.empty() ? "" : owners.front().second;
+  std::string text;
+  for (const auto& [owner, value] : owners) text += (text.empty() ? "" : ", ") + owner + " " + value;
+  return text;
+}
 
 // --sim-l1 / --sim-ll, on `run` and on `counters` (which shows the geometry a run would use).
 void add_geometry_options(CLI::App& cmd, std::string& sim_l1, std::string& sim_ll) {
@@ -221,20 +283,31 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--threads", o.threads,
                   "Worker thread counts, comma-separated (GOMAXPROCS), or auto: 1, 2, 4, ... up to the usable CPUs")
       ->capture_default_str();
-  o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case");
-  o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions");
+  o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case (a preset sets its own)")
+                   ->capture_default_str();
+  o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions (a preset sets its own)")
+                     ->capture_default_str();
+  run->add_option("--filter", o.filter,
+                  "Only the cases whose name matches this regular expression (as --benchmark_filter; names as "
+                  "--dry-run prints them); also with --preset");
+  run->add_flag("--dry-run,--list", o.dry_run,
+                "Print the cases (after --filter) and what is known of their size, run nothing, write nothing");
   run->add_option("--counters", o.counters,
                   "Hardware/kernel events per worker: default, none, sw, cache, or columns; plus sim (each "
                   "repetition under Valgrind's cache simulator) and model (per-core cache model of the "
                   "recorded footprints) (see `schedlab counters`)")
       ->capture_default_str();
   add_geometry_options(*run, o.sim_l1, o.sim_ll);
-  run->add_flag("--require-counters", o.require_counters, "Refuse to run if a selected counter is unavailable");
-  run->add_option("--trace", o.trace_path, "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition");
+  run->add_flag("--require-counters", o.require_counters,
+                "Refuse to run if a selected counter is unavailable (default: run, leaving its cells empty)");
+  run->add_option("--trace", o.trace_path,
+                  "Write a Chrome trace-event timeline (Perfetto) of each case's first repetition (default: none)");
   run->add_option("--trace-max-events", o.trace_max_events, "Cap on events in the --trace file")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
-  run->add_option("--schedtrace", o.schedtrace_ms, "Print Go-style SCHED lines on stderr every MS milliseconds")
+  run->add_option("--schedtrace", o.schedtrace_ms,
+                  "Print Go-style SCHED lines on stderr every MS milliseconds, under a line naming the case "
+                  "(default: off)")
       ->check(CLI::Range(1u, 3600000u));
   run->add_option("--out", o.out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
   run->add_option("--memory-budget", o.memory_budget,
@@ -244,7 +317,11 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "Seed of the order cases run in within each repetition (default: drawn at random; "
                   "the sidecar records it)");
   for (const ParamSpec& p : all_param_specs()) {
-    run->add_option("--" + p.name, o.params[p.name], p.help + " [" + p.accepted() + "]");
+    // A help text that explains its default itself (a machine-dependent one) is left alone.
+    const std::string defaults = param_defaults(p.name);
+    const bool said = defaults.empty() || p.help.find("default") != std::string::npos;
+    run->add_option("--" + p.name, o.params[p.name],
+                    p.help + " [" + p.accepted() + "]" + (said ? "" : " (default: " + defaults + ")"));
   }
   return run;
 }
@@ -293,6 +370,7 @@ RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::st
   request.schedtrace_ms = o.schedtrace_ms;
   request.trace_path = o.trace_path;
   request.trace_max_events = o.trace_max_events;
+  request.filter = o.filter;
   if (!o.memory_budget.empty()) {
     const ParamSpec spec{"memory-budget", ParamKind::size, "", "", kMinMemoryBudget, std::int64_t{1} << 50, {}};
     request.memory_budget = static_cast<std::uint64_t>(std::stoll(spec.canonical(o.memory_budget)));
@@ -316,8 +394,29 @@ void refuse_empty_values(const CLI::App& run) {
   }
 }
 
-// When no command was recognised: the first word that is not an option, named (`schedlab runn`
-// would otherwise be told only that a command is required).
+// Edits (insert, delete, substitute one character) that turn a into b: Levenshtein's distance.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];  // row[i-1][j-1]
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A typo is at most this many edits from the command meant ("runn", "lsit"): further off, a
+// suggestion would more likely mislead than help.
+constexpr std::size_t kTypoEdits = 2;
+
+// When no command was recognised: the first word that is not an option, named, with the nearest
+// command when it looks like a typo of one (`schedlab runn` would otherwise be told only that a
+// command is required). Hidden commands (an empty group) are neither listed nor suggested.
 std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
   if (!app.get_subcommands().empty()) return std::nullopt;
   for (int i = 1; i < argc; ++i) {
@@ -325,11 +424,15 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
     if (word == "--presets-file") {
       ++i;  // its value
     } else if (word.rfind('-', 0) != 0) {
-      std::string names;
-      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      std::string names, nearest;
+      std::size_t nearest_edits = kTypoEdits + 1;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); })) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
+        const std::size_t edits = edit_distance(word, sub->get_name());
+        if (edits < nearest_edits) std::tie(nearest, nearest_edits) = std::pair{sub->get_name(), edits};
       }
-      return "unknown command '" + word + "': choose one of " + names;
+      return "unknown command '" + word + "': " + (nearest.empty() ? "" : "did you mean '" + nearest + "'? ") +
+             "choose one of " + names;
     }
   }
   return std::nullopt;
@@ -339,6 +442,7 @@ int main_impl(int argc, char** argv) {
   CLI::App app{"schedlab: benchmark suite and harness for task schedulers"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", [] { return version_text(); }, "Show the version, git commit and build type");
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
   app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
@@ -364,6 +468,8 @@ int main_impl(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "schedlab: error: %s; see `schedlab --help`\n",
                  unknown_command(app, argc, argv).value_or(e.what()).c_str());
@@ -377,7 +483,7 @@ int main_impl(int argc, char** argv) {
   }
   if (app.got_subcommand("columns")) return cmd_columns(markdown, json);
   refuse_empty_values(*run);
-  return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out);
+  return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out, presets_file, options.dry_run);
 }
 
 // A second stop request: the run in progress is abandoned. The go-runtime program's process

@@ -147,7 +147,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
     timeline->add_run(label_, {}, 0, 0, "not traced: this backend does not expose its worker threads");
     timeline = nullptr;
   }
-  if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_);
+  if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_, label_);
   if (watchers_.model) footprints_.start();
   const CounterSet before = s.counters();
   const Usage u0 = process_usage();
@@ -157,7 +157,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
     region = run_region(w);
   } catch (...) {
     if (watchers_.events) (void)watchers_.events->stop();
-    if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+    if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "", "");
     footprints_.stop();
     throw;
   }
@@ -170,7 +170,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   }
   if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0), steady_ns(t1));
   const Usage u1 = process_usage();
-  if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "");
+  if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "", "");
   m.counters = s.counters() - before;
 #if !SCHEDLAB_STATS
   // The build without counters (it measures what they cost): nothing was counted, so nothing

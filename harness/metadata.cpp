@@ -130,6 +130,38 @@ std::string host_name() {
   return buf;
 }
 
+nlohmann::json build_info() {
+  nlohmann::json b;
+  b["schedlab_version"] = SCHEDLAB_VERSION;
+  b["build_type"] = SCHEDLAB_BUILD_TYPE;
+  b["compiler"] = std::string("g++ ") + __VERSION__;
+#ifdef NDEBUG
+  b["assertions"] = false;
+#else
+  b["assertions"] = true;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  b["sanitizer"] = "address";
+#elif defined(__SANITIZE_THREAD__)
+  b["sanitizer"] = "thread";
+#else
+  b["sanitizer"] = "none";
+#endif
+  b["scheduler_counters_compiled"] = SCHEDLAB_STATS != 0;
+  b["git_commit"] = SCHEDLAB_GIT_COMMIT;
+  b["git_dirty"] = SCHEDLAB_GIT_DIRTY;
+  return b;
+}
+
+std::string version_text() {
+  const nlohmann::json b = build_info();
+  const auto text = [&b](const char* key) { return b[key].get<std::string>(); };
+  return "schedlab " + text("schedlab_version") + "\ncommit " + text("git_commit") +
+         (b["git_dirty"].get<bool>() ? " (dirty tree)" : "") + "\nbuild " + text("build_type") + ", " +
+         text("compiler") + ", assertions " + (b["assertions"].get<bool>() ? "on" : "off") + ", sanitizer " +
+         text("sanitizer") + ", scheduler counters " + (b["scheduler_counters_compiled"].get<bool>() ? "on" : "off");
+}
+
 nlohmann::json machine_info() {
   nlohmann::json m;
   struct utsname u {};
@@ -140,22 +172,7 @@ nlohmann::json machine_info() {
   m["cache_bytes"] = {{"l1d", cache_size_bytes(1)}, {"l2", cache_size_bytes(2)}, {"l3", cache_size_bytes(3)}};
   m["kernel"] = std::string(u.sysname) + " " + u.release;
   m["host"] = host_name();
-  m["compiler"] = std::string("g++ ") + __VERSION__;
-#ifdef NDEBUG
-  m["assertions"] = false;
-#else
-  m["assertions"] = true;
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-  m["sanitizer"] = "address";
-#elif defined(__SANITIZE_THREAD__)
-  m["sanitizer"] = "thread";
-#else
-  m["sanitizer"] = "none";
-#endif
-  m["scheduler_counters_compiled"] = SCHEDLAB_STATS != 0;
-  m["git_commit"] = SCHEDLAB_GIT_COMMIT;
-  m["git_dirty"] = SCHEDLAB_GIT_DIRTY;
+  m.update(build_info());
   m["perf_event_paranoid"] = read_first_line("/proc/sys/kernel/perf_event_paranoid");
   return m;
 }

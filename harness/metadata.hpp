@@ -16,8 +16,15 @@
 
 namespace schedlab {
 
-// Facts about this machine and this build.
+// Facts about this machine and this build (build_info's included).
 nlohmann::json machine_info();
+
+// This binary: version, build type, compiler, assertions, sanitizer, git commit and dirty tree
+// (the generated build_info.hpp).
+nlohmann::json build_info();
+
+// build_info() as the lines `schedlab --version` prints (no final newline).
+std::string version_text();
 
 // CPUs this process may run on (its affinity mask, as taskset sets it), at least 1.
 unsigned usable_cpus();

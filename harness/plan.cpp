@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -158,6 +159,26 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, 
   return cases;
 }
 
+// The cases whose label --filter matches; a filter that is no regular expression, or that
+// matches none of them, is refused.
+std::vector<Case> filtered(std::vector<Case> cases, const std::string& filter) {
+  if (filter.empty()) return cases;
+  std::regex pattern;
+  try {
+    pattern = std::regex(filter, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw ParamError("--filter '" + filter + "' is not a regular expression (" + e.what() +
+                     "); use ECMAScript syntax, e.g. 'steal-half.*threads=2'");
+  }
+  const std::size_t all = cases.size();
+  std::erase_if(cases, [&pattern](const Case& c) { return !std::regex_search(c.label(), pattern); });
+  if (cases.empty()) {
+    throw ParamError("--filter '" + filter + "' matches none of the " + std::to_string(all) +
+                     " cases; see their names with --dry-run (without --filter)");
+  }
+  return cases;
+}
+
 // --sim-l1 and --sim-ll mean something only to simulated or modelled cases.
 void check_geometry_options(const RunRequest& r) {
   for (const auto& [option, value] : {std::pair{"--sim-l1", &r.sim_l1}, std::pair{"--sim-ll", &r.sim_ll}}) {
@@ -170,8 +191,8 @@ void check_geometry_options(const RunRequest& r) {
 }  // namespace
 
 std::string Case::label() const {
-  return scheduler->name + " " + workload->name + "(" + describe(workload->params, workload_params) +
-         ") threads=" + std::to_string(threads);
+  return variant() + " " + workload->name + "(" + describe(workload->params, workload_params) +
+         ") threads=" + std::to_string(threads) + (simulated ? " [sim]" : "");
 }
 
 std::string Case::param(const std::string& name) const {
@@ -218,6 +239,7 @@ std::vector<Case> plan(const RunRequest& r) {
     cases.insert(cases.end(), more.begin(), more.end());
   }
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
+  cases = filtered(std::move(cases), r.filter);
   // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
   // is refused before anything runs.
   if (!cache_geometry_for(r, cases)) check_geometry_options(r);

@@ -49,6 +49,9 @@ struct RunRequest {
   std::string trace_path;            // --trace=FILE.json (empty: off)
   std::size_t trace_max_events = 1000000;
   std::uint64_t memory_budget = 0;  // --memory-budget in bytes; 0: the default (memory_budget.hpp)
+  // --filter: an ECMAScript regular expression; only the cases whose label() it matches
+  // (anywhere in it, as Google Benchmark's --benchmark_filter) run. Empty: every case.
+  std::string filter;
   // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
   // so that a run's order can be repeated with --order-seed.
   std::uint64_t order_seed = 0;
@@ -68,7 +71,9 @@ struct Case {
   // Footprints recorded for the per-core cache model.
   bool modelled = false;
 
-  std::string label() const;  // "steal-half fib-go(n=27 cutoff=0) threads=2"
+  // "steal-half handoff=off fib-go(n=27 cutoff=0) threads=2", " [sim]" appended when simulated:
+  // what --filter matches, and how errors, traces and schedtrace name the case.
+  std::string label() const;
   // The value of parameter `name` in this case (a workload's first, then the scheduler's), or
   // "" when neither declares it: the CSV's parameter columns.
   std::string param(const std::string& name) const;
@@ -76,7 +81,9 @@ struct Case {
   std::string variant() const;
 };
 
-// Expands and validates a request. Throws ParamError (one line: the problem and the fix).
+// Expands and validates a request, keeping the cases request.filter matches. Throws ParamError
+// (one line: the problem and the fix), also for a filter that is not a regular expression or
+// that matches no case.
 std::vector<Case> plan(const RunRequest& request);
 
 // The cache geometry of the simulator and the model (counters/cache_geometry.hpp) for these

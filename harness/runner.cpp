@@ -160,6 +160,7 @@ class BlockRepetition {
       run_.out.csv().write_row(
           row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, run_.block, rep_, m}));
       l->result.wall_ns.push_back(m.wall_ns);
+      l->result.reps.push_back(rep_);
       l->result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
       measured_.erase(measured_.begin());
     }
@@ -215,7 +216,7 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 
   workload = first->workload->make(first->workload_params);
   workload->prepare();
-  for (const Case* c = first; c != last; ++c) block.push_back(LiveCase{c, nullptr, CaseResult{*c, {}, NAN}});
+  for (const Case* c = first; c != last; ++c) block.push_back(LiveCase{c, nullptr, CaseResult{*c, run.block, {}, {}, NAN}});
   std::vector<LiveCase*> order;
   for (LiveCase& l : block) order.push_back(&l);
   for (unsigned rep = 0; rep < run.request.reps; ++rep) {

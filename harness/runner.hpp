@@ -23,7 +23,10 @@ namespace schedlab {
 
 struct CaseResult {
   Case c;
-  std::vector<double> wall_ns;  // one per repetition
+  unsigned block = 0;           // the block it ran in (the CSV's block_index)
+  std::vector<double> wall_ns;  // one per repetition measured
+  std::vector<unsigned> reps;   // the repetition of each wall_ns (the CSV's rep): the cases of a
+                                // block with the same rep ran back to back, and pair up
   double tasks = 0;             // tasks per run (root included); NaN when unknown
 };
 

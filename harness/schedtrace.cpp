@@ -1,3 +1,5 @@
+// schedtrace.cpp: see schedtrace.hpp; the tracer's thread prints, the runner's thread only
+// says what to watch.
 #include "schedtrace.hpp"
 
 namespace schedlab {
@@ -15,6 +17,8 @@ std::string schedtrace_line(long long ms, const std::optional<SchedSnapshot>& s,
   return line + "]";
 }
 
+std::string schedtrace_header(const std::string& case_label) { return "schedtrace case: " + case_label; }
+
 SchedTracer::SchedTracer(unsigned interval_ms, std::FILE* out) : interval_ms_(interval_ms), out_(out) {
   if (interval_ms_ != 0) thread_ = std::thread([this] { loop(); });
 }
@@ -29,11 +33,12 @@ SchedTracer::~SchedTracer() {
   thread_.join();
 }
 
-void SchedTracer::watch(const Scheduler* s, const std::string& name) {
+void SchedTracer::watch(const Scheduler* s, const std::string& name, const std::string& label) {
   if (interval_ms_ == 0) return;
   std::lock_guard lock(mutex_);
   watched_ = s;
   name_ = name;
+  label_ = label;
 }
 
 void SchedTracer::loop() {
@@ -47,6 +52,10 @@ void SchedTracer::loop() {
     const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::steady_clock::now() - start_).count();
     const std::string line = schedtrace_line(ms, watched_->snapshot(), name_);
+    if (label_ != label_printed_) {
+      label_printed_ = label_;
+      std::fprintf(out_, "%s\n", schedtrace_header(label_).c_str());
+    }
     std::fprintf(out_, "%s\n", line.c_str());
     std::fflush(out_);
   }

@@ -12,6 +12,7 @@
 #include "plan.hpp"
 #include "registry.hpp"
 #include "row.hpp"
+#include "runtime/live_tasks.hpp"  // the peak gauge's batch, stated in the notes
 
 namespace schedlab {
 namespace {
@@ -82,6 +83,7 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   d["csv"] = r.out_path;
   d["preset"] = r.preset;
   d["command_line"] = r.command_line;
+  if (!r.filter.empty()) d["filter"] = r.filter;
   d["started_utc"] = utc_timestamp();
   d["machine"] = machine_info();
   d["reps"] = r.reps;
@@ -92,8 +94,8 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   d["memory_budget"] = {{"bytes", budget.bytes}, {"source", budget.source}};
   d["status"] = "running";
   d["notes"] = nlohmann::json::array(
-      {"peak_live_tasks is exact with one worker thread and exact to within 32 tasks per additional "
-       "worker (batched gauge)",
+      {"peak_live_tasks is exact with one worker thread and exact to within " +
+           std::to_string(LiveTaskGauge::kLiveBatch) + " tasks per additional worker (batched gauge)",
        "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded",
        "cpu_ns, ru_nvcsw and ru_nivcsw are getrusage(RUSAGE_SELF) differences: the whole process",
        "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -20,6 +21,12 @@
 #include "assert.hpp"
 
 namespace schedlab {
+
+// The stack every task gets by default (--stack-size), on a fiber (runtime/stack.hpp) or an OS
+// thread (os_threads): the same for both so that a --depth that overflows one overflows the
+// other. 64 KiB: mmap'ed and committed only when touched, so fib's few hundred bytes per task
+// cost a page or two, while recursive workloads still get room (recurse: 256 calls per 64 KiB).
+inline constexpr std::size_t kDefaultTaskStackBytes = 64 * 1024;
 
 class Fiber;
 struct Task;

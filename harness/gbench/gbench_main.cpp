@@ -34,7 +34,12 @@
 // migrations, global_pushes, global_pops, parks; ns_per_task (summed Scheduler::run time over
 // summed tasks, not averaged); peak_live_tasks (a gauge: the scheduler's value after the loop).
 // A counter the scheduler does not measure (tbb's steals, os-threads' parks) is left out of the
-// row, never written as 0.
+// row, never written as 0: in JSON the key is absent, in CSV the cell is empty. Google
+// Benchmark's CSV reporter takes its header from the first benchmark it reports and aborts
+// ("All counters must be present in each run") when a later one has a counter the first lacked
+// (a filter whose first benchmark is tbb); CompleteHeaderCsv gives it every counter's column
+// from the start (user_counter_names). Times are in microseconds: the runs last from tens of
+// microseconds to milliseconds, and compare.py prints times as whole numbers of the unit.
 //
 // Debian's libbenchmark 1.7.1 is a DEBUG build and prints "***WARNING*** Library was built as
 // DEBUG. Timings may be affected." on every run (docs/platform.md). The library's own code is
@@ -207,22 +212,73 @@ Live& acquire_live(const Spec& spec) {
   return *g_live;
 }
 
-// The user counters of a benchmark from its runs' summed counters.
+// The scheduler counters reported per iteration, and the gauge reported as is.
+constexpr Counter kPerIteration[] = {Counter::steals,        Counter::tasks_stolen, Counter::migrations,
+                                     Counter::global_pushes, Counter::global_pops,  Counter::parks};
+constexpr Counter kGauge = Counter::peak_live_tasks;
+
+// Every user counter a benchmark may report (report_counters), by name.
+std::vector<std::string> user_counter_names() {
+  std::vector<std::string> names{"tasks", "ns_per_task", std::string(counter_name(kGauge))};
+  for (Counter c : kPerIteration) names.emplace_back(counter_name(c));
+  return names;
+}
+
+// The user counters of a benchmark from its runs' summed counters; only those measured.
 void report_counters(benchmark::State& state, const CounterSet& total, double run_ns, double tasks) {
   if (tasks >= 0) {
     state.counters["tasks"] = benchmark::Counter(tasks, benchmark::Counter::kAvgIterations);
     if (tasks > 0) state.counters["ns_per_task"] = benchmark::Counter(run_ns / tasks);
   }
-  for (Counter c : {Counter::steals, Counter::tasks_stolen, Counter::migrations,
-                    Counter::global_pushes, Counter::global_pops, Counter::parks}) {
+  for (Counter c : kPerIteration) {
     if (!total.has(c)) continue;
     state.counters[std::string(counter_name(c))] =
         benchmark::Counter(static_cast<double>(total[c]), benchmark::Counter::kAvgIterations);
   }
-  if (total.has(Counter::peak_live_tasks)) {
-    state.counters["peak_live_tasks"] =
-        benchmark::Counter(static_cast<double>(total[Counter::peak_live_tasks]));
+  if (total.has(kGauge)) {
+    state.counters[std::string(counter_name(kGauge))] = benchmark::Counter(static_cast<double>(total[kGauge]));
   }
+}
+
+// Google Benchmark's CSV reporter with a header that has every user counter's column, whichever
+// benchmark comes first (see the top of this file); a counter a run lacks is an empty cell (the
+// library's own rule for a name in the header that the run does not have). The header is the
+// library's own: it is written by a first report of a copy of the first run carrying every
+// counter, into a scratch stream whose first line is kept (the copy's row is dropped).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // 1.7.1 marks CSVReporter deprecated
+class CompleteHeaderCsv : public benchmark::CSVReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& reports) override {
+    if (!header_written_ && !reports.empty()) {
+      Run probe = reports.front();
+      for (const std::string& name : user_counter_names()) probe.counters.emplace(name, benchmark::Counter(0));
+      std::ostream& real = GetOutputStream();
+      std::ostringstream scratch;
+      SetOutputStream(&scratch);
+      CSVReporter::ReportRuns({probe});
+      SetOutputStream(&real);
+      const std::string text = scratch.str();
+      real << text.substr(0, text.find('\n') + 1);
+      header_written_ = true;
+    }
+    CSVReporter::ReportRuns(reports);
+  }
+
+ private:
+  bool header_written_ = false;
+};
+#pragma GCC diagnostic pop
+
+// The value of a Google Benchmark flag, given as --NAME=VALUE (its only form; the last wins, as
+// in the library), or nullopt.
+std::optional<std::string> flag_value(int argc, char** argv, const std::string& flag) {
+  std::optional<std::string> value;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--" + flag + "=", 0) == 0) value = a.substr(flag.size() + 3);
+  }
+  return value;
 }
 
 // Each iteration is one measured repetition of `schedlab run` (measure.hpp): the same timed
@@ -317,7 +373,7 @@ void register_raw_tbb(const Options& o) {
       benchmark::RegisterBenchmark(raw->name.c_str(), [raw](benchmark::State& st) { run_raw_tbb(st, *raw); })
           ->UseManualTime()
           ->MeasureProcessCPUTime()
-          ->Unit(benchmark::kMillisecond);
+          ->Unit(benchmark::kMicrosecond);
     }
   }
 }
@@ -350,7 +406,7 @@ void register_all(const Options& o) {
                                      [raw](benchmark::State& st) { run_benchmark(st, *raw); })
             ->UseManualTime()
             ->MeasureProcessCPUTime()
-            ->Unit(benchmark::kMillisecond);
+            ->Unit(benchmark::kMicrosecond);
       }
     }
   }
@@ -382,9 +438,16 @@ int main(int argc, char** argv) {
       "schedlab_note",
       "Debian's libbenchmark 1.7.1 is a DEBUG build (its warning is expected); each iteration "
       "is one Scheduler::run of the workload");
+  // Read before Initialize, which takes the flags out of argv.
+  const bool csv_display = flag_value(argc, argv, "benchmark_format") == "csv";
+  const bool csv_file = flag_value(argc, argv, "benchmark_out_format") == "csv" &&
+                        !flag_value(argc, argv, "benchmark_out").value_or("").empty();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
+  std::unique_ptr<benchmark::BenchmarkReporter> display(csv_display ? new CompleteHeaderCsv
+                                                                    : benchmark::CreateDefaultDisplayReporter());
+  std::unique_ptr<CompleteHeaderCsv> file(csv_file ? new CompleteHeaderCsv : nullptr);
+  benchmark::RunSpecifiedBenchmarks(display.get(), file.get());
   release_live();
   benchmark::Shutdown();
   return 0;

@@ -14,7 +14,7 @@ struct OsThreadsConfig {
   // all. With `affinity` every task thread is pinned to the first `threads` CPUs the process may
   // use, so threads=1 means one core, as it does for the other schedulers.
   unsigned threads = 1;
-  std::size_t stack_size = 64 * 1024;  // pthread stack per task thread (mirrors the fibers' 64K)
+  std::size_t stack_size = kDefaultTaskStackBytes;  // pthread stack per task thread
   bool stack_guard = true;             // glibc's PROT_NONE guard page below each stack
   // Threads started and not yet joined (the root included) before spawn() refuses with a
   // std::runtime_error. See os_threads.cpp for the choice of the default.

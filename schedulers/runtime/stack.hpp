@@ -29,10 +29,12 @@
 #include <utility>
 #include <vector>
 
+#include "../task.hpp"
+
 namespace schedlab {
 
 struct StackConfig {
-  std::size_t size = 64 * 1024;  // usable bytes per stack (rounded up to whole pages)
+  std::size_t size = kDefaultTaskStackBytes;  // usable bytes per stack (rounded up to whole pages)
   bool guard = true;             // a PROT_NONE page below each stack, while the budget lasts
 };
 

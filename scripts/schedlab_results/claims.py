@@ -327,7 +327,7 @@ def _verdict(part, r, noise):
         return NOT_MEASURED
     t = part.threshold
     timed = METRICS[part.metric].timed and part.kind in ("ratio", "growth")
-    noise_high = max(abs(noise[1]), abs(noise[2])) if (timed and noise) else 0.0
+    noise_high = max(abs(noise.low), abs(noise.high)) if (timed and noise.measured) else 0.0
     if part.expect == "greater":
         if r.low > max(t, noise_high) and r.p_holm < ALPHA:
             return HELD
@@ -356,13 +356,28 @@ def combine(verdicts):
     return HELD
 
 
+@dataclass
+class NoiseFloor:
+    """The A/A control's log time ratio (estimate and interval over `blocks` blocks), or why it
+    is missing: no A/A rows at all, or `flagged` blocks that were all left out as flagged."""
+    estimate: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    blocks: int = 0
+    flagged: int = 0
+
+    @property
+    def measured(self):
+        return self.blocks > 0
+
+
 def noise_floor(criteria, rows_):
-    """(estimate, low, high, blocks) of the A/A control's log time ratio, pooled over its
-    configurations and unoversubscribed thread counts; None without an A/A control."""
+    """The A/A control's NoiseFloor, pooled over its configurations and unoversubscribed thread
+    counts."""
     spec = dict(criteria.noise)
     part = Part("noise", "noise floor", spec["a"], spec["b"], spec["workloads"], {},
                 spec["threads"], spec["metric"], "ratio", "equivalent", 0.0, "")
-    xs = []
+    xs, flagged = [], 0
     for label, cfg in rows_.configs(part.workloads, part.where):
         cfg = native(cfg)  # a time ratio: simulated rows have Valgrind's times
         masks = {"a": rows_.matches(cfg, part.a), "b": rows_.matches(cfg, part.b)}
@@ -370,17 +385,19 @@ def noise_floor(criteria, rows_):
         for t in sorted(t for t in both if not cfg.loc[cfg["threads"] == t, "_over"].any()):
             for _, block in _blocks(cfg):
                 x = _x(part, METRICS[part.metric], block, masks, t)
-                if x is not None and not math.isnan(x):
+                if x is None:
+                    flagged += 1
+                elif not math.isnan(x):
                     xs.append(x)
     if not xs:
-        return None
+        return NoiseFloor(flagged=flagged)
     estimate, low, high = hodges_lehmann(xs)
-    return estimate, low, high, len(xs)
+    return NoiseFloor(estimate, low, high, len(xs), flagged)
 
 
 @dataclass
 class ClaimsTable:
-    noise: tuple  # (estimate, low, high, blocks) in log time ratio, or None
+    noise: NoiseFloor
     claims: list
     parts: list  # PartResult, in criteria order
 

@@ -1,5 +1,5 @@
 """A small document model rendered both to Markdown and to HTML, so that report.html needs no
-Markdown library. Text may contain `code` spans; everything else is plain text. Tables are
+Markdown library. Text may contain `code` spans and **strong** text; everything else is plain text. Tables are
 rendered by pandas (to_markdown, which uses tabulate, and to_html); the headings, paragraphs,
 lists and figures around them are a few lines each, which no library here renders both ways."""
 import html
@@ -65,15 +65,22 @@ def render_markdown(blocks):
     return "\n\n".join(out) + "\n"
 
 
+def _marks(escaped):
+    """`code` and **strong**, the two inline marks the report uses, in escaped HTML."""
+    escaped = re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", escaped)
+
+
 def _inline_html(text):
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(str(text)))
+    return _marks(html.escape(str(text)))
 
 
 def render_html(blocks, title):
     out = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
            f"<title>{html.escape(title)}</title>",
            "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
-           "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:2px 6px}"
+           "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:2px 6px;"
+           "text-align:left;vertical-align:top}"
            "img{max-width:100%}</style></head><body>"]
     for b in blocks:
         if isinstance(b, Heading):
@@ -84,7 +91,7 @@ def render_html(blocks, title):
             out.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
             table = _frame(b, str).to_html(index=False, escape=True, border=0)
-            out.append(re.sub(r"`([^`]*)`", r"<code>\1</code>", table))
+            out.append(_marks(table))
         elif isinstance(b, Figure):
             out.append(f'<p><img src="{html.escape(b.png)}" alt="{html.escape(b.alt)}"><br>'
                        f'<a href="{html.escape(b.svg)}">SVG</a> · '

@@ -654,9 +654,9 @@ def figure_claims(p, table):
                [Patch(color="black", label="tick: smallest effect that counts")], fontsize=6,
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
     noise = ""
-    if table.noise is not None:
-        noise = (f"noise floor (A/A time ratio): {math.exp(table.noise[0]):.2f} "
-                 f"[{math.exp(table.noise[1]):.2f}, {math.exp(table.noise[2]):.2f}]")
+    if table.noise.measured:
+        noise = (f"noise floor (A/A time ratio): {math.exp(table.noise.estimate):.2f} "
+                 f"[{math.exp(table.noise.low):.2f}, {math.exp(table.noise.high):.2f}]")
     p.save(fig, "claims", s, "Claim effects: each part's estimate per configuration with its 95% "
                              "interval, against the smallest effect that counts", noise)
     s.blocks.append(doc.Paragraph(

@@ -86,9 +86,10 @@ def counters_blocks(results):
 
 
 def claims_blocks(table):
-    blocks = [doc.Paragraph(noise_text(table.noise)), doc.Paragraph(
-        "Each part compares two variants block by block: a block is one repetition of one "
-        "workload configuration, in which every variant ran back to back in a shuffled order. "
+    method = doc.Paragraph(
+        "How to read it: each part compares two variants block by block: a block is one "
+        "repetition of one workload configuration, in which every variant ran back to back in a "
+        "shuffled order. "
         "Effect: the Hodges-Lehmann estimate over blocks with its exact 95% interval (a ratio "
         "for times and counts, a difference for shares, a level for one variant); p: Wilcoxon "
         "signed-rank, Holm-corrected over the whole table. Held: the interval clears the "
@@ -96,34 +97,43 @@ def claims_blocks(table):
         "the interval excludes that effect; inconclusive: neither. The criteria, each with its "
         "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
         "oversubscribed thread counts, and blocks with a flagged repetition. Rows run under "
-        "Valgrind's simulator count only for the cache part, which names its source.")]
+        "Valgrind's simulator count only for the cache part, which names its source.")
+    blocks = [doc.Paragraph(noise_text(table.noise))]
     rows = []
     texts = {c["id"]: c["text"] for c in table.claims}
+    last_claim = None
     for pr in table.parts:
         part = pr.part
-        effects = "; ".join(
-            f"{r.config}, {r.threads} thread{'s' if r.threads != '1' else ''}, n={r.n}: "
-            f"{claims.format_effect(part, r.estimate, r.low, r.high)} {r.verdict}"
-            + (f" ({r.flagged} flagged blocks left out)" if r.flagged else "")
-            for r in pr.configs) or "no matching rows"
-        p_values = "; ".join(claims.format_p(r.p_holm) for r in pr.configs) or "n/a"
         source = claims.judged_on(pr)
         verdict = f"{pr.verdict} ({source})" if source else pr.verdict
-        rows.append([texts.get(part.claim, part.claim), part.name, claims.compared(part), effects,
-                     p_values, verdict, "; ".join(pr.left_out) or "none"])
-    blocks.append(doc.Table(["Claim", "Part", "Compared", "Effect [95% interval] per configuration",
-                             "p (Holm)", "Verdict", "Left out"], rows))
+        # One row per configuration; the claim, the part and its verdict on the part's first.
+        first = [texts.get(part.claim, part.claim) if part.claim != last_claim else "",
+                 part.name, f"**{verdict}**", claims.compared(part)]
+        last_claim = part.claim
+        left_out = "; ".join(pr.left_out) or "none"
+        for i, r in enumerate(pr.configs or [None]):
+            lead = first + [left_out] if i == 0 else [""] * 5
+            if r is None:
+                rows.append(lead[:4] + ["no matching rows", "n/a", "n/a", "", lead[4]])
+                continue
+            flagged = f", {r.flagged} flagged left out" if r.flagged else ""
+            config = f"{r.config}, {r.threads} thread{'s' if r.threads != '1' else ''} ({r.n} blocks{flagged})"
+            rows.append(lead[:4] + [config, claims.format_effect(part, r.estimate, r.low, r.high),
+                                    claims.format_p(r.p_holm), r.verdict, lead[4]])
+    blocks.append(doc.Table(["Claim", "Part", "Part verdict", "Compared", "Configuration",
+                             "Effect [95% interval]", "p (Holm)", "Verdict", "Left out"], rows))
+    blocks.append(method)  # after the table: the verdicts are what a reader came for
     return blocks
 
 
 def noise_text(noise):
-    if noise is None:
-        return ("Noise floor: not measured (these runs have no A/A control, i.e. steal-half twice "
-                "as `--replica a,b`); effects on time are judged against their smallest effect "
-                "alone.")
-    estimate, low, high, n = noise
-    return (f"Noise floor: {math.exp(estimate):.2f} [{math.exp(low):.2f}, {math.exp(high):.2f}] "
-            f"(A/A control: the same steal-half configuration twice in the same blocks, n={n} "
+    if not noise.measured:
+        why = (f"all {noise.flagged} blocks of the A/A control were flagged: other processes took CPU "
+               "time" if noise.flagged else
+               "these runs have no A/A control, i.e. steal-half twice as `--replica a,b`")
+        return f"Noise floor: not measured ({why}); effects on time are judged against their smallest effect alone."
+    return (f"Noise floor: {math.exp(noise.estimate):.2f} [{math.exp(noise.low):.2f}, {math.exp(noise.high):.2f}] "
+            f"(A/A control: the same steal-half configuration twice in the same blocks, n={noise.blocks} "
             "blocks; a time ratio whose interval reaches inside this one is inconclusive).")
 
 
@@ -145,6 +155,24 @@ def flagged_blocks(results):
         ["Scheduler", "Workload", "Workload params", "Threads", "Flagged / reps"],
         [[c.variant, c.workload, c.workload_params, str(c.threads), f"{int(c.sum)} / {c.count}"]
          for c in flagged.itertuples()])]
+
+
+# Above this share of flagged repetitions most verdicts come out "not measured": said first, so
+# that nobody reads the table as the claims failing.
+BUSY_SHARE = 0.5
+
+
+def busy_machine_warning(results):
+    rows = native(results.rows)
+    if "noisy" not in rows or not rows["noisy"].notna().any():
+        return []
+    share = float((rows["noisy"].fillna(0) > 0).mean())
+    if share <= BUSY_SHARE:
+        return []
+    return [doc.Paragraph(
+        f"**The machine was busy**: other processes took CPU time in {share:.0%} of the repetitions "
+        "(the `noisy` column), and flagged blocks are left out, so most parts below are not measured. "
+        "Run again on a quiet machine (no builds, no other benchmarks).")]
 
 
 # A case is marked when its repetitions spread this much (coefficient of variation)...
@@ -196,7 +224,8 @@ def write(results, sections, table, out_dir):
               doc.Paragraph(f"Generated by scripts/plot at {now} from {len(results.files)} CSV "
                             f"file(s), {len(results.rows)} rows. Sections: Claims, Figures, Runs, "
                             "Machine, Counters, Medians per case.")]
-    blocks += [doc.Heading(2, "Claims")] + claims_blocks(table) + flagged_blocks(results)
+    blocks += [doc.Heading(2, "Claims")] + busy_machine_warning(results) + claims_blocks(table) + \
+        flagged_blocks(results)
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:
         blocks += [doc.Heading(3, s.title)] + s.blocks

@@ -78,6 +78,12 @@ line = re.compile(r"^SCHED \d+ms: (gomaxprocs=\d+ idleprocs=\d+ threads=\d+ spin
 sched = [l for l in open(work + "/stderr") if l.startswith("SCHED")]
 assert sched, "no schedtrace line"
 assert all(line.match(l.rstrip("\n")) for l in sched), [l for l in sched if not line.match(l.rstrip())][:3]
+# Every SCHED line follows a header naming its case, one of the four run.
+cases = {f"{s} fib(n=12 cutoff=0) threads={t}" for s in ("fair", "steal-half") for t in (1, 2)}
+traced = [l.rstrip("\n") for l in open(work + "/stderr") if l.startswith(("SCHED", "schedtrace case: "))]
+assert traced[0].startswith("schedtrace case: "), traced[:2]
+headers = {l[len("schedtrace case: "):] for l in traced if l.startswith("schedtrace case: ")}
+assert headers <= cases, headers - cases
 trace = json.load(open(work + "/trace.json"))
 names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e["ph"] == "M"}
 assert len({p for p, _ in names}) == 4, names  # one process per case
@@ -95,7 +101,7 @@ peer=$("$SCHEDLAB" list | grep -oE '^  (openmp|tbb|boost-fiber):' | head -1 | tr
   --out "$WORK/peer.csv" >"$WORK/peer.out" 2>/dev/null || fail "peer run failed"
 grep -q 'vs best peer' "$WORK/peer.out" || fail "summary table has no 'vs best peer' column"
 if [ -n "$peer" ]; then
-  grep -qE "^fib\(.*steal-half .* [0-9.]+ \($peer\)\$" "$WORK/peer.out" || fail "steal-half row not compared with $peer"
+  grep -qE "^fib\(.*steal-half .* [0-9.]+ \($peer\)( +[a-z,]+)?$" "$WORK/peer.out" || fail "steal-half row not compared with $peer"
 fi
 
 # SIGINT: completed rows kept, no partial line, sidecar says interrupted, exit 130.

@@ -216,7 +216,7 @@ expect_failed "R13 memory budget" "central fib.*memory budget of 8 MiB.*[0-9]+ l
 if sanitized; then
   skip "R14: the stack-overflow handler is not used under the sanitizers"
 else
-  expect_failed "R14 stack overflow" "stack overflow in a task of steal-half recurse.*--stack-size" R14.csv -- \
+  expect_failed "R14 stack overflow" "stack overflow in a task of steal-half stack-size=16384 recurse.*--stack-size" R14.csv -- \
     "$SCHEDLAB" run --scheduler steal-half --workload recurse --depth 2000 --stack-size 16K --reps 1 --warmup 0 --out R14.csv
 fi
 

@@ -10,7 +10,7 @@ import unittest
 import numpy as np
 import pandas as pd
 
-from schedlab_results import claims
+from schedlab_results import claims, report
 from schedlab_results.load import Results, RunFile, _variant_labels
 from schedlab_results.paired import hodges_lehmann, holm, signed_rank_p
 
@@ -168,6 +168,25 @@ class NoiseFloor(unittest.TestCase):
     def test_an_effect_inside_the_noise_floor_is_inconclusive(self):
         part = self.part()
         self.assertEqual(judge(part, self.with_control(part, 0.4)).verdict, claims.INCONCLUSIVE)
+
+    def test_a_control_whose_blocks_are_all_flagged_says_so(self):
+        part = self.part()
+        frame = self.with_control(part, 0.005).results().rows
+        frame["noisy"] = 1
+        criteria = claims.Criteria({"a": claims.Selector("steal-half", (("replica", "a"),)),
+                                    "b": claims.Selector("steal-half", (("replica", "b"),)),
+                                    "workloads": ["loops"], "threads": "all", "metric": "time"},
+                                   [{"id": part.claim, "text": "", "seed": ""}], [part])
+        noise = claims.evaluate(Results(frame, [SIDECAR], []), criteria).noise
+        self.assertFalse(noise.measured)
+        self.assertEqual(noise.flagged, BLOCKS)
+        self.assertIn(f"all {BLOCKS} blocks of the A/A control were flagged", report.noise_text(noise))
+        no_control = claims.evaluate(Synthetic(part).build(1.15, 0.01).results(), criteria).noise
+        self.assertIn("no A/A control", report.noise_text(no_control))
+        busy = report.busy_machine_warning(Results(frame, [SIDECAR], []))
+        self.assertIn("The machine was busy", busy[0].text)
+        frame["noisy"] = 0
+        self.assertEqual(report.busy_machine_warning(Results(frame, [SIDECAR], [])), [])
 
 
 class LeftOut(unittest.TestCase):

@@ -40,6 +40,13 @@ def table_rows(text):
     return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines[2:]]
 
 
+def part_rows(rows, name):
+    """The claims table's rows of part `name`: the one naming it and the configurations after."""
+    start = next(i for i, r in enumerate(rows) if r[1] == name)
+    end = next((i for i in range(start + 1, len(rows)) if rows[i][1]), len(rows))
+    return rows[start:end]
+
+
 def write_csv(path, header, rows):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
@@ -117,27 +124,31 @@ class PlotFixtureTest(unittest.TestCase):
         html = (self.out / "report.html").read_text()
         self.assertIn('<img src="time_fib.png"', html)
 
-    def test_claims_table_has_one_row_per_part(self):
+    def test_claims_table_has_every_part_and_a_row_per_configuration(self):
         rows = table_rows(section(self.report, "Claims"))
         parts = claims.load_criteria().parts
-        self.assertEqual([r[1] for r in rows], [p.name for p in parts])
-        for claim, part, compared, effect, p_value, verdict, left_out in rows:
-            self.assertRegex(verdict, VERDICT, part)
-            self.assertTrue(claim and compared and effect and p_value and left_out, part)
+        self.assertEqual([r[1] for r in rows if r[1]], [p.name for p in parts])
+        for claim, part, part_verdict, compared, config, effect, p_value, verdict, left_out in rows:
+            self.assertTrue(config and effect and p_value, rows)
+            if part:
+                self.assertRegex(part_verdict.strip("*"), VERDICT, part)
+                self.assertTrue(part_verdict.startswith("**"), part)
+                self.assertTrue(compared and left_out, part)
+            if config != "no matching rows":
+                self.assertRegex(verdict, VERDICT, config)
         header, fixture = fixture_rows()
         l2 = header.index("papi_l2_dcm")
         if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
-            cache = next(r for r in rows if r[1] == "cache misses")
-            self.assertEqual(cache[5], "not measured")
+            self.assertEqual(part_rows(rows, "cache misses")[0][2], "**not measured**")
 
     def test_each_configuration_of_a_part_shows_its_own_result(self):
         # In the fixture, steal-half beats fair clearly on heavy-tail loops, not on one-long.
-        row = next(r for r in table_rows(section(self.report, "Claims"))
-                   if r[1] == "steal-half faster")
-        self.assertEqual(row[5], "not held")
-        self.assertRegex(row[3], r"loops skew=one-long, 2 threads, n=9: [\d.]+× \[[\d.]+, "
-                                 r"[\d.]+\] not held")
-        self.assertRegex(row[3], r"loops skew=heavy-tail, 2 threads, n=9: [\d.]+×")
+        rows = part_rows(table_rows(section(self.report, "Claims")), "steal-half faster")
+        self.assertEqual(rows[0][2], "**not held**")
+        one_long = next(r for r in rows if r[4].startswith("loops skew=one-long, 2 threads (9 blocks"))
+        self.assertRegex(one_long[5], r"^[\d.]+× \[[\d.]+, [\d.]+\]$")
+        self.assertEqual(one_long[7], "not held")
+        self.assertTrue(any(r[4].startswith("loops skew=heavy-tail, 2 threads (9 blocks") for r in rows))
 
     def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
         counters = section(self.report, "Counters")
@@ -174,11 +185,11 @@ class PlotPartialDataTest(TempDirTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
         rows = table_rows(section(report, "Claims"))
-        cache = next(r for r in rows if r[1] == "cache misses")
-        self.assertNotEqual(cache[5], "not measured")
-        self.assertRegex(cache[3], r"locality, 2 threads, n=9: 4.5× \[")  # 9000 / 2000
-        fair = next(r for r in rows if r[1] == "fair idles more")
-        self.assertEqual(fair[5], "not measured")
+        cache = part_rows(rows, "cache misses")
+        self.assertNotEqual(cache[0][2], "**not measured**")
+        self.assertEqual(cache[0][4], "locality, 2 threads (9 blocks)")
+        self.assertRegex(cache[0][5], r"^4.5× \[")  # 9000 / 2000
+        self.assertEqual(part_rows(rows, "fair idles more")[0][2], "**not measured**")
 
     def test_without_papi_the_simulator_judges_and_both_cache_sources_are_drawn(self):
         header, rows = fixture_rows()
@@ -200,9 +211,10 @@ class PlotPartialDataTest(TempDirTest):
         result = run(PLOT, self.tmp / "sim.csv", "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
-        cache = next(r for r in table_rows(section(report, "Claims")) if r[1] == "cache misses")
-        self.assertEqual(cache[5], "held (simulated L2, 1 worker)")
-        self.assertRegex(cache[3], r"locality, 1 thread, n=\d+: 3× \[")
+        cache = part_rows(table_rows(section(report, "Claims")), "cache misses")
+        self.assertEqual(cache[0][2], "**held (simulated L2, 1 worker)**")
+        self.assertRegex(cache[0][4], r"^locality, 1 thread \(\d+ blocks\)$")
+        self.assertRegex(cache[0][5], r"^3× \[")
         self.assertIn("SIMULATED", section(report, "Figures"))
         self.assertIn("MODELLED", section(report, "Figures"))
         slowest_native = max(float(r[col["wall_ns"]]) for r in native) / 1e6
