@@ -553,9 +553,11 @@ def peer_tables(rows, peers):
             for _, r in vmed[vmed["threads"] > 1].iterrows():
                 if not one.empty:
                     ratio = one["median"].iloc[0] / r["median"]
-                    # One ratio of medians: no interval (cluster_bars falls back to min/max).
+                    # One ratio of medians: no interval and no Hodges-Lehmann centre
+                    # (cluster_bars falls back to the median and to min/max).
                     speedups.append({"group": variant, "bar": r["threads"], "median": ratio,
-                                     "min": ratio, "max": ratio, "low": math.nan, "high": math.nan})
+                                     "centre": math.nan, "min": ratio, "max": ratio,
+                                     "low": math.nan, "high": math.nan})
         out.append((f"{workload} {params}".strip(), cost, pd.DataFrame(speedups)))
     return out
 
@@ -585,7 +587,10 @@ def figure_peers(p):
         ax_cost.set_ylabel("ns per task (median, log scale)")
         ax_cost.set_title(f"{label}: cost per task")
         if speedup.empty:
-            not_measured(ax_speed, f"{label}: speedup", "no variant was run at 1 and at 2 or more threads")
+            ax_speed.set_title(f"{label}: speedup")
+            ax_speed.text(0.5, 0.5, "no variant was run at 1 and at 2 or more threads",
+                          ha="center", va="center", fontsize=8, transform=ax_speed.transAxes)
+            ax_speed.set_axis_off()
             continue
         counts = sorted(speedup["bar"].unique())
         cluster_bars(ax_speed, speedup, variants(speedup), counts,
