@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -127,13 +128,23 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];
     const std::string at = where + ", run " + std::to_string(i + 1);
-    only_keys(run, {"workload", "params", "schedulers", "threads", "counters"}, at);
+    only_keys(run, {"workload", "params", "schedulers", "add_schedulers", "threads", "counters"}, at);
     RunPart part;
     if (!run.contains("workload")) throw ParamError(at + ": needs 'workload'");
     part.workloads = text_list(run["workload"], at + ": workload");
     const json& schedulers = run.contains("schedulers") ? run["schedulers"] : p.value("schedulers", json());
     if (schedulers.is_null()) throw ParamError(at + ": no 'schedulers' here or in the preset");
     part.schedulers = text_list(schedulers, at + ": schedulers");
+    // "add_schedulers": this run's schedulers are the list above plus these, so that a run can
+    // add a few without restating (and drifting from) the preset's list.
+    if (run.contains("add_schedulers")) {
+      for (const std::string& name : text_list(run["add_schedulers"], at + ": add_schedulers")) {
+        if (std::find(part.schedulers.begin(), part.schedulers.end(), name) != part.schedulers.end()) {
+          throw ParamError(at + ": add_schedulers: " + name + " is already one of the run's schedulers; remove it from one list");
+        }
+        part.schedulers.push_back(name);
+      }
+    }
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");
     if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);

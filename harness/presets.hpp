@@ -1,8 +1,9 @@
 // presets.hpp: named benchmark presets, all in one file (harness/presets.json).
 //
 // A preset is a list of runs (workload x parameters, with the preset's schedulers and thread
-// counts unless a run overrides them) plus repetitions. A run's "counters" ("sim", "model")
-// adds the simulated or modelled back end to its cases. `schedlab run --preset NAME` and the CMake
+// counts unless a run overrides them, or adds schedulers with "add_schedulers") plus
+// repetitions. A run's "counters" ("sim", "model") adds the simulated or modelled back end to
+// its cases. `schedlab run --preset NAME` and the CMake
 // workflow presets bench-NAME run them. A typo in the file is refused with the preset, the run
 // and the key or value at fault.
 #pragma once

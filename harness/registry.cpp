@@ -21,6 +21,12 @@
 #if SCHEDLAB_WITH_TBB
 #include "tbb/tbb.hpp"
 #endif
+#if SCHEDLAB_WITH_BOOST_FIBER
+#include "boost_fiber/boost_fiber.hpp"
+#endif
+#if SCHEDLAB_WITH_OPENMP
+#include "openmp/openmp.hpp"
+#endif
 
 namespace schedlab {
 namespace {
@@ -219,6 +225,34 @@ SchedulerEntry os_threads_entry() {
   return e;
 }
 
+#if SCHEDLAB_WITH_BOOST_FIBER
+// Boost.Fiber with one of its multi-thread algorithms, on the fiber runtime's stacks.
+SchedulerEntry boost_fiber_entry(std::string name, BoostFiberAlgorithm algorithm, std::string summary) {
+  SchedulerEntry e{std::move(name), std::move(summary), fiber_params(), {}};
+  e.peer = true;
+  e.make = [algorithm](unsigned threads, const ParamValues& p) {
+    BoostFiberConfig c;
+    c.threads = threads;
+    c.algorithm = algorithm;
+    const RuntimeConfig rc = runtime_config(threads, p);
+    c.stack = rc.stack;
+    c.pin = rc.pin;
+    return make_boost_fiber(c);
+  };
+  return e;
+}
+#endif
+
+#if SCHEDLAB_WITH_OPENMP
+SchedulerEntry openmp_entry() {
+  SchedulerEntry e{"openmp", "GCC's libgomp: spawn = omp task, join = taskwait, one parallel region of --threads threads per run",
+                   {pin_param(kPinByDefault)},
+                   [](unsigned threads, const ParamValues& p) { return make_openmp(threads, chosen(p, "pin", kOnOff)); }};
+  e.peer = true;
+  return e;
+}
+#endif
+
 // A label only, for the A/A control that measures a run's noise floor: the same configuration
 // twice (--replica a,b) in the same blocks. Every scheduler takes it; it changes nothing.
 ParamSpec replica_param() {
@@ -231,7 +265,17 @@ std::vector<SchedulerEntry> build_schedulers() {
   std::vector<SchedulerEntry> r{fair_entry(), central_entry(), steal_half_entry()};
 #if SCHEDLAB_WITH_TBB
   r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {pin_param(kPinByDefault)},
-               [](unsigned threads, const ParamValues& p) { return make_tbb(threads, chosen(p, "pin", kOnOff)); }});
+               [](unsigned threads, const ParamValues& p) { return make_tbb(threads, chosen(p, "pin", kOnOff)); },
+               /*single_threaded=*/false, /*external=*/false, /*peer=*/true});
+#endif
+#if SCHEDLAB_WITH_BOOST_FIBER
+  r.push_back(boost_fiber_entry("boost-fiber", BoostFiberAlgorithm::work_stealing,
+                                "Boost.Fiber's work_stealing: a fiber per task, a queue per thread, idle threads steal; fiber::join"));
+  r.push_back(boost_fiber_entry("boost-fiber-shared", BoostFiberAlgorithm::shared_work,
+                                "Boost.Fiber's shared_work: a fiber per task, one queue behind one mutex for all threads"));
+#endif
+#if SCHEDLAB_WITH_OPENMP
+  r.push_back(openmp_entry());
 #endif
   r.push_back({"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {pin_param(kPinByDefault)},
                [](unsigned, const ParamValues& p) { return make_serial(chosen(p, "pin", kOnOff)); },
@@ -240,7 +284,7 @@ std::vector<SchedulerEntry> build_schedulers() {
   // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
   // --threads. Only fib-go, fib, loops and iomix have Go twins.
   r.push_back({"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads",
-               {}, {}, /*single_threaded=*/false, /*external=*/true});
+               {}, {}, /*single_threaded=*/false, /*external=*/true, /*peer=*/true});
   for (SchedulerEntry& e : r) e.params.push_back(replica_param());
   return r;
 }
@@ -341,6 +385,14 @@ const std::vector<SchedulerEntry>& scheduler_registry() {
 const std::vector<WorkloadEntry>& workload_registry() {
   static const std::vector<WorkloadEntry> r = build_workloads();
   return r;
+}
+
+std::vector<std::string> peer_names() {
+  std::vector<std::string> out;
+  for (const SchedulerEntry& e : scheduler_registry()) {
+    if (e.peer) out.push_back(e.name);
+  }
+  return out;
 }
 
 const SchedulerEntry& find_scheduler(const std::string& name) {

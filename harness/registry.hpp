@@ -27,11 +27,19 @@ struct SchedulerEntry {
   // Not an in-process scheduler: the runner runs the workload's twin program instead (the Go
   // reference programs, `go-runtime`); `make` is empty.
   bool external = false;
+  // A peer: an established runtime a user would pick instead of schedlab's own designs
+  // (oneTBB, Boost.Fiber, OpenMP, Go itself), the yardstick of the "vs best peer" column and
+  // the report's peers figure. fair, central, steal-half (the designs under study), serial and
+  // os-threads (baselines) are not peers.
+  bool peer = false;
   // Throws ParamError for a combination of threads and parameters that `make` would refuse and
   // the single values do not show, without starting anything: plan() calls it for every case, so
   // that a bad value is refused before the first file is written. Empty: nothing to check.
   std::function<void(unsigned threads, const ParamValues& params)> validate;
 };
+
+// The names of the peers, in registry order.
+std::vector<std::string> peer_names();
 
 struct WorkloadEntry {
   std::string name;

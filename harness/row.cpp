@@ -27,8 +27,9 @@ std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
 
 const char* kNeverEmpty = "never";
 const char* kSchedulerUnobserved =
-    "the scheduler does not observe it (tbb reports only tasks and migrations, os-threads no "
-    "parks, unparks, idle time or migrations, go-runtime none), or the build has "
+    "the scheduler does not observe it (tbb and openmp report only tasks and migrations, "
+    "boost-fiber and boost-fiber-shared tasks, migrations, suspensions, threads and stacks, "
+    "os-threads no parks, unparks, idle time or migrations, go-runtime none), or the build has "
     "SCHEDLAB_STATS=OFF";
 const char* kOtherProcess = "go-runtime rows (the program runs in another process)";
 

@@ -10,6 +10,7 @@
 #include "diagnostics.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
+#include "registry.hpp"
 #include "row.hpp"
 #include "runtime/live_tasks.hpp"  // the peak gauge's batch, stated in the notes
 
@@ -101,6 +102,7 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
        "other columns are not measured for them"});
   d["schema"] = schema_json();
   d["parameters"] = parameter_defaults();
+  d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
   describe_cache_back_ends(d, cases, geometry);
   file_.create();
   prepare_last_words();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "paired.hpp"
+#include "registry.hpp"
 
 namespace schedlab {
 namespace {
@@ -64,6 +65,7 @@ struct CaseStats {
   const CaseResult* r;
   double median_ns, sd_ns, cv;
   double serial_ns, tbb_ns;  // the references' medians, NaN when not run
+  std::string vs_best_peer;  // vs_best_peer()'s cell
 };
 
 // The median time of `variant` on the same workload configuration (at the same thread count
@@ -80,11 +82,33 @@ double reference(const std::vector<CaseResult>& results, const CaseResult& r, co
   return NAN;
 }
 
+// The fastest peer (registry.hpp: SchedulerEntry::peer) on the same workload configuration at
+// the same threads, simulated only with simulated (as reference()): "ratio (name)" of r's median
+// to its median, "-" when no peer ran.
+std::string vs_best_peer(const std::vector<CaseResult>& results, const CaseResult& r, double med) {
+  const CaseResult* best = nullptr;
+  double best_med = NAN;
+  for (const CaseResult& o : results) {
+    if (!o.c.scheduler->peer || o.wall_ns.empty() || o.c.threads != r.c.threads ||
+        o.c.simulated != r.c.simulated || workload_key(o) != workload_key(r)) {
+      continue;
+    }
+    const double m = median(o.wall_ns);
+    if (best == nullptr || m < best_med) {
+      best = &o;
+      best_med = m;
+    }
+  }
+  if (best == nullptr) return "-";
+  return format_double(med / best_med, 2) + " (" + best->c.variant() + ")";
+}
+
 CaseStats stats_of(const std::vector<CaseResult>& results, const CaseResult& r) {
   const double med = median(r.wall_ns);
   const double sd = standard_deviation(r.wall_ns);
   const double mean = std::accumulate(r.wall_ns.begin(), r.wall_ns.end(), 0.0) / static_cast<double>(r.wall_ns.size());
-  return {&r, med, sd, sd / mean, reference(results, r, "serial", false), reference(results, r, "tbb", true)};
+  return {&r, med, sd, sd / mean, reference(results, r, "serial", false), reference(results, r, "tbb", true),
+          vs_best_peer(results, r, med)};
 }
 
 std::string marks(const CaseStats& s) {
@@ -124,6 +148,7 @@ std::vector<SummaryColumn> table_columns() {
        }},
       {"vs tbb", false,
        [](const CaseStats& s) { return or_dash(s.tbb_ns, [&s](double v) { return format_double(s.median_ns / v, 2); }); }},
+      {"vs best peer", true, [](const CaseStats& s) { return s.vs_best_peer; }},
       {"", true, [](const CaseStats& s) { return marks(s); }},
   };
 }
@@ -233,6 +258,13 @@ std::string comparisons(const std::vector<CaseResult>& results) {
          " or, where it did not run, the first scheduler run; and with its own scheduler's defaults):\n" + out.str();
 }
 
+// The peers' names, comma-separated, for the legend.
+std::string peer_list() {
+  std::string peers;
+  for (const std::string& p : peer_names()) peers += (peers.empty() ? "" : ", ") + p;
+  return peers;
+}
+
 // The legend, and why intervals may be missing.
 std::string notes(const std::vector<CaseResult>& results) {
   const bool simulated = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.c.simulated; });
@@ -241,6 +273,9 @@ std::string notes(const std::vector<CaseResult>& results) {
   std::ostringstream out;
   out << "\nmedian ± sd: median and standard deviation of the repetitions; vs serial: speedup over the sequential "
          "elision (higher is better); vs tbb: time relative to oneTBB at the same threads (lower is better)\n"
+      << "vs best peer: time relative to the fastest peer at the same threads, named in brackets (lower is better; "
+         "peers are the runtimes a user would pick instead: "
+      << peer_list() << ")\n"
       << "noisy: repetitions spread with CV above " << kNoisyCv * 100
       << "% (a 10% effect is within one repetition's noise); short: median under 1 ms (timer and start-up "
          "dominate; use a larger size)\n"

@@ -9,8 +9,8 @@
 namespace schedlab {
 
 // Per case: median time ± standard deviation, ns per task, speedup over serial, time relative to
-// tbb, and the noisy / short marks; then the paired comparisons ("A ran 1.31× [1.22, 1.40]
-// faster than B") and a legend. Cases without a repetition are left out.
+// tbb and to the fastest peer (registry.hpp) at the same threads, and the noisy / short marks;
+// then the paired comparisons ("A ran 1.31× [1.22, 1.40] faster than B") and a legend. Cases without a repetition are left out.
 std::string summary_table(const std::vector<CaseResult>& results);
 
 }  // namespace schedlab

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "errno_text.hpp"
+
 namespace schedlab {
 
 std::vector<int> allowed_cpus() {
@@ -44,6 +46,11 @@ ScopedPin::ScopedPin(const cpu_set_t& cpus) {
 
 ScopedPin::~ScopedPin() {
   if (error_ == 0) (void)pin_this_thread(previous_);
+}
+
+std::string pin_refused(const std::string& thread, int err) {
+  return "cannot pin " + thread + " to its CPU (--pin on): " + errno_text(err) +
+         "; the CPUs this process may use changed since the scheduler was built; use --pin off or rerun";
 }
 
 }  // namespace schedlab

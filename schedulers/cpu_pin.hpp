@@ -15,6 +15,7 @@
 #include <sched.h>
 
 #include <climits>
+#include <string>
 #include <vector>
 
 namespace schedlab {
@@ -40,6 +41,10 @@ cpu_set_t pinned_cpus(const std::vector<int>& allowed, unsigned worker, unsigned
 
 // Binds the calling thread to `cpus`; 0 or the errno of the refusal.
 int pin_this_thread(const cpu_set_t& cpus);
+
+// The one line for a pin the kernel refused with `err`: names `thread` ("worker thread 2"), the
+// errno and the fix.
+std::string pin_refused(const std::string& thread, int err);
 
 // While alive, the calling thread is bound to `cpus`; its previous mask is restored after. For a
 // thread that runs tasks only for a while: serial's harness thread, tbb's arena threads.

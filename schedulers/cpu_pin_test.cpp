@@ -28,6 +28,12 @@
 
 #include "tbb/tbb.hpp"
 #endif
+#if SCHEDLAB_WITH_BOOST_FIBER
+#include "boost_fiber/boost_fiber.hpp"
+#endif
+#if SCHEDLAB_WITH_OPENMP
+#include "openmp/openmp.hpp"
+#endif
 
 namespace schedlab {
 namespace {
@@ -148,6 +154,50 @@ TEST(CpuPin, SerialRunsOnTheFirstAllowedCpuAndGivesTheThreadItsMaskBack) {
   s->run([&] { inside = affinity_of(0); });
   EXPECT_EQ(inside, (std::set<int>{allowed_cpus().front()}));
   EXPECT_EQ(affinity_of(0), before);
+}
+
+// The peers with a pool of their own: worker i (by worker_tids(), the team or thread index) on
+// the i-th allowed CPU, wrapping around; the run still computes the right value; off leaves the
+// threads every allowed CPU.
+std::map<std::string, std::function<std::unique_ptr<Scheduler>(unsigned, bool)>> pooled_peers() {
+  std::map<std::string, std::function<std::unique_ptr<Scheduler>(unsigned, bool)>> peers;
+#if SCHEDLAB_WITH_BOOST_FIBER
+  for (const auto& [name, algorithm] : {std::pair{"boost-fiber", BoostFiberAlgorithm::work_stealing},
+                                        std::pair{"boost-fiber-shared", BoostFiberAlgorithm::shared_work}}) {
+    peers[name] = [algorithm = algorithm](unsigned threads, bool pin) {
+      BoostFiberConfig c;
+      c.threads = threads;
+      c.algorithm = algorithm;
+      c.pin = pin;
+      return make_boost_fiber(c);
+    };
+  }
+#endif
+#if SCHEDLAB_WITH_OPENMP
+  peers["openmp"] = [](unsigned threads, bool pin) { return make_openmp(threads, pin); };
+#endif
+  return peers;
+}
+
+TEST(CpuPin, PooledPeersPinTheirThreadsOnePerCpuAndWrapAround) {
+  const std::vector<int> allowed = allowed_cpus();
+  const unsigned threads = static_cast<unsigned>(allowed.size()) + 1;
+  for (const auto& [name, make] : pooled_peers()) {
+    auto s = make(threads, /*pin=*/true);
+    const std::vector<pid_t> tids = s->worker_tids();
+    ASSERT_EQ(tids.size(), threads) << name;
+    for (unsigned i = 0; i < threads; ++i) {
+      EXPECT_EQ(affinity_of(tids[i]), (std::set<int>{allowed[i % allowed.size()]})) << name << " thread " << i;
+    }
+    long value = 0;
+    s->run([&] { value = fib(15); });
+    EXPECT_EQ(value, 610) << name;
+    for (unsigned i = 0; i < threads; ++i) {
+      EXPECT_EQ(affinity_of(tids[i]), (std::set<int>{allowed[i % allowed.size()]})) << name << " thread " << i << " after a run";
+    }
+    auto unpinned = make(2, /*pin=*/false);
+    for (pid_t tid : unpinned->worker_tids()) EXPECT_EQ(affinity_of(tid), process_cpus()) << name;
+  }
 }
 
 #if SCHEDLAB_WITH_TBB

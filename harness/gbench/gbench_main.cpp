@@ -24,6 +24,12 @@
 // runs only at 1; `--schedlab_threads 1,2` replaces the list. Scheduler entries without a `make`
 // (external programs such as a Go runtime twin) are skipped.
 //
+// Reference programs: raw:tbb-task-group/work:fib-go/threads:N (and work:fib) run fib written
+// straight against oneTBB's task_group (raw_tbb.cpp), with the fib workloads' n and cutoff, the
+// result checked, and tasks and ns_per_task counted the same way (root included): the rows the
+// `tbb` scheduler's adapter is compared with. Pair them with
+// --benchmark_enable_random_interleaving=true --benchmark_repetitions=15.
+//
 // User counters, per iteration (kAvgIterations) unless noted: tasks, steals, tasks_stolen,
 // migrations, global_pushes, global_pops, parks; ns_per_task (summed Scheduler::run time over
 // summed tasks, not averaged); peak_live_tasks (a gauge: the scheduler's value after the loop).
@@ -41,6 +47,7 @@
 // these rows is negligible; the JSON context records it as schedlab_note.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,9 +62,13 @@
 #include <vector>
 
 #include "build_info.hpp"
+#include "fib/fib.hpp"
 #include "measure.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
+#if SCHEDLAB_WITH_TBB
+#include "raw_tbb.hpp"
+#endif
 
 namespace schedlab {
 namespace {
@@ -314,6 +325,60 @@ void run_benchmark(benchmark::State& state, const Spec& spec) {
 // Keeps the specs alive for the registered lambdas.
 std::vector<std::unique_ptr<Spec>> g_specs;
 
+#if SCHEDLAB_WITH_TBB
+// The reference for the `tbb` scheduler's adapter: fib written straight against oneTBB
+// (raw_tbb.hpp), with the fib workload's parameters, checked and counted like the others.
+struct RawSpec {
+  std::string name;
+  FibShape shape;
+  int n, cutoff;
+  unsigned threads;
+};
+std::vector<std::unique_ptr<RawSpec>> g_raw_specs;
+
+void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
+  release_live();  // one oneTBB arena limit at a time (tbb.cpp's ParallelismLimit)
+  RawTbbFib fib(spec.threads);
+  const std::uint64_t want = fib_reference(spec.n);
+  const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff) + 1);  // root too
+  double run_ns = 0, iterations = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff)
+                                                         : fib.fib_cilk(spec.n, spec.cutoff);
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(ns / 1e9);
+    if (got != want) {
+      state.SkipWithError(("wrong result: fib(" + std::to_string(spec.n) + ") = " + std::to_string(got)).c_str());
+      break;
+    }
+    run_ns += ns;
+    ++iterations;
+  }
+  if (state.error_occurred() || iterations == 0) return;
+  state.counters["tasks"] = benchmark::Counter(tasks * iterations, benchmark::Counter::kAvgIterations);
+  state.counters["ns_per_task"] = benchmark::Counter(run_ns / (tasks * iterations));
+}
+
+void register_raw_tbb(const Options& o) {
+  for (const auto& [workload, shape] : {std::pair{"fib-go", FibShape::go}, std::pair{"fib", FibShape::cilk}}) {
+    const WorkloadEntry& w = find_workload(workload);
+    const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
+    for (unsigned t : o.threads) {
+      auto spec = std::make_unique<RawSpec>(RawSpec{
+          "raw:tbb-task-group/work:" + w.name + "/threads:" + std::to_string(t), shape,
+          static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")), t});
+      const RawSpec* raw = spec.get();
+      g_raw_specs.push_back(std::move(spec));
+      benchmark::RegisterBenchmark(raw->name.c_str(), [raw](benchmark::State& st) { run_raw_tbb(st, *raw); })
+          ->UseManualTime()
+          ->MeasureProcessCPUTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+#endif
+
 void register_all(const Options& o) {
   // Every given parameter must mean something to some scheduler or workload.
   std::set<std::string> known;
@@ -345,6 +410,9 @@ void register_all(const Options& o) {
       }
     }
   }
+#if SCHEDLAB_WITH_TBB
+  register_raw_tbb(o);
+#endif
   for (const SchedulerEntry& s : scheduler_registry()) {
     if (s.external || !s.make || s.params.empty()) continue;
     benchmark::AddCustomContext("schedlab_params:sched:" + s.name,

@@ -147,9 +147,7 @@ bool FiberRuntime::pin(Worker& w) {
   const cpu_set_t cpus = pinned_cpus(pin_cpus_, w.index() < config_.threads ? w.index() : kAnyWorker,
                                      config_.threads);
   if (const int err = pin_this_thread(cpus); err != 0) {
-    fail("cannot pin worker thread " + std::to_string(w.index() + 1) + " to its CPU (--pin on): " +
-         errno_text(err) + "; the CPUs this process may use changed since the scheduler was built; "
-         "use --pin off or rerun");
+    fail(pin_refused("worker thread " + std::to_string(w.index() + 1), err));
     return false;
   }
   return true;
@@ -292,10 +290,27 @@ void FiberRuntime::finish(Task& t) {
     t.destroy(t);  // nobody else holds a group task
     group_task_done(*g, w);
   } else {
-    // Publishing kDone is the last touch: the JoinHandle may free t as soon as it sees it.
-    Task* waiter = t.completion.exchange(Task::kDone, std::memory_order_acq_rel);
-    if (waiter != nullptr) policy_->submit_ready(*waiter, &w);
+    publish_done(t, w);
   }
+}
+
+// The completion protocol (task.hpp): the word is nullptr until either the finisher stores
+// kDone or a waiter, once its fiber is saved, stores itself, each with a CAS from nullptr; the
+// loser of that race sees the winner's value. Once a waiter has registered, nobody but the
+// finisher writes the word again (the waiter sleeps until the finisher readies it), so the
+// finisher that finds a waiter publishes kDone with a plain store: no locked instruction on the
+// path where a parent joined its child before the child finished (at one worker, every other
+// task of fib-go). Publishing kDone is the last touch: the JoinHandle may free t once it sees it.
+void FiberRuntime::publish_done(Task& t, Worker& w) {
+  Task* waiter = t.completion.load(std::memory_order_acquire);
+  if (waiter == nullptr &&
+      t.completion.compare_exchange_strong(waiter, Task::kDone, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+    return;  // nobody waits yet; a joiner will find kDone
+  }
+  SCHEDLAB_ASSERT(waiter != nullptr && waiter != Task::kDone, "a task finishes once, and a registered waiter stays");
+  t.completion.store(Task::kDone, std::memory_order_release);
+  policy_->submit_ready(*waiter, &w);
 }
 
 void FiberRuntime::group_task_done(GroupState& g, Worker& w) {

@@ -98,6 +98,7 @@ class FiberRuntime final : public Scheduler {
   bool pin(Worker& w);
   void schedule_loop();
   void finish(Task& t);
+  void publish_done(Task& t, Worker& w);
   void group_task_done(GroupState& g, Worker& w);
   // A fiber from w's pool, else a new one; nullptr (after fail()) when no stack can be had or
   // the memory budget would be passed.

@@ -20,7 +20,6 @@
 
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
-#include "../errno_text.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -68,8 +67,7 @@ class SerialScheduler final : public Scheduler {
     if (pin_) {
       pinned.emplace(pinned_cpus(pin_cpus_, 0, 1));
       if (pinned->error() != 0) {
-        throw ResourceError("serial: cannot pin the thread to its CPU (--pin on): " + errno_text(pinned->error()) +
-                            "; use --pin off");
+        throw ResourceError(pin_refused("serial's thread", pinned->error()));
       }
     }
     tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);

@@ -37,7 +37,7 @@ TEST(LocalRunQueue, LifoPopsNewestFifoPopsOldest) {
 TEST(LocalRunQueue, PushFailsWhenFullAndWrapsAround) {
   auto tasks = make_tasks(4);
   LocalRunQueue q(4);
-  // Go around the ring many times so the 16-bit indices wrap as well.
+  // Go around the ring many times (the slot is the index modulo the capacity).
   for (int round = 0; round < 70000; ++round) {
     for (Task& t : tasks) ASSERT_TRUE(q.push(t));
     Task extra;

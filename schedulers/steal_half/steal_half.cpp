@@ -37,9 +37,24 @@
 //   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
 //     (resetspinning), so a burst of new work is spread one thread at a time.
 //   - A spinner that gives up decrements nmspinning first and then looks at every queue again:
-//     a submitter that saw it spinning woke nobody. The decrement (seq_cst RMW) and the
-//     submitter's push-then-load (LocalRunQueue::push is seq_cst) form a store-load pair, so at
-//     least one side sees the other.
+//     a submitter that saw it spinning woke nobody. That is a store-load pair on each side
+//     (push, then read nmspinning; decrement nmspinning, then read the queues), and at least one
+//     side must see the other. Go puts a barrier on both sides (its tail store is an XCHG on
+//     amd64). Here the frequent side, every push, is two plain stores (run_queue.hpp), and the
+//     rare side carries the barrier for both: the giving-up spinner issues membarrier(2), which
+//     makes every thread of the process execute a full barrier, before its second look. Where the
+//     kernel refuses membarrier, the queues are built `fenced` and every push ends with a seq_cst
+//     store, as before.
+//     Why one barrier suffices (the asymmetric-fence argument of membarrier(2)): the call makes
+//     every running thread of the process execute a full barrier at some point B of its program
+//     order between the call's start and its return, and a thread not running has drained its
+//     stores at its last context switch. Take a submitter whose push (tail store S) precedes its
+//     read of nmspinning (L; a compiler fence keeps L after S, run_queue.hpp publish_tail), and a
+//     spinner whose decrement (D, a locked RMW, globally visible before the call) precedes the
+//     call and then its look at the queues (R). If B falls after S, S is visible before the call
+//     returns, so R sees the push. If B falls before S, then L, after B, reads nmspinning after D
+//     took effect, so the submitter sees one spinner fewer and wakes someone if none spins. So at
+//     least one side sees the other, which is all Go's two barriers give.
 //
 // Blocking calls: the hand-off (entersyscallblock, handoffp, exitsyscall)
 //
@@ -81,6 +96,10 @@
 // so nmspinning stays 0 and every new runnable task wakes a parked M while a P is idle.
 #include "steal_half.hpp"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -98,9 +117,21 @@ namespace {
 
 constexpr int kStealPasses = 4;  // Go: stealTries = 4
 
+// The spinning protocol's store-load barrier, issued by a spinner that gives up (see the
+// spinning notes above): membarrier(2) runs a full memory barrier on every running thread of
+// the process, so a push another thread made before it is visible after it. Registered once per
+// process; false where the kernel does not offer it (then pushes are fenced instead).
+bool process_barrier_available() {
+  static const bool available =
+      ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return available;
+}
+void process_barrier() { ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+
 struct alignas(64) Processor {
-  Processor(std::uint32_t id_, std::uint32_t capacity)
-      : id(id_), runq(capacity), overflow(capacity / 2), rng(0x9E3779B97F4A7C15ull * (id_ + 1)) {}
+  Processor(std::uint32_t id_, std::uint32_t capacity, bool fenced_pushes)
+      : id(id_), runq(capacity, fenced_pushes), overflow(capacity / 2),
+        rng(0x9E3779B97F4A7C15ull * (id_ + 1)) {}
 
   const std::uint32_t id;
   LocalRunQueue runq;
@@ -138,9 +169,9 @@ struct MState {
 class StealHalfPolicy final : public Policy {
  public:
   StealHalfPolicy(unsigned processors, StealHalfConfig config)
-      : config_(config), nprocs_(processors) {
+      : config_(config), nprocs_(processors), fenced_pushes_(!process_barrier_available()) {
     for (std::uint32_t i = 0; i < nprocs_; ++i) {
-      procs_.push_back(std::make_unique<Processor>(i, config_.capacity));
+      procs_.push_back(std::make_unique<Processor>(i, config_.capacity, fenced_pushes_));
     }
     // Victim orders walk the Ps with a stride coprime to their number, so that every start
     // and stride visits each P once (Go's randomOrder).
@@ -521,7 +552,9 @@ class StealHalfPolicy final : public Policy {
     if (!ms.spinning) return nullptr;
     stop_spinning(w);
     // The delicate part: a submitter that saw us spinning woke nobody. Now that nmspinning no
-    // longer counts us, look again; if there is work, take an idle P back and spin again.
+    // longer counts us, look again; if there is work, take an idle P back and spin again. The
+    // barrier makes every push made before it visible to that look (pushes carry none).
+    if (!fenced_pushes_) process_barrier();
     if (!work_visible()) return nullptr;
     {
       std::lock_guard lock(sched_mutex_);
@@ -701,6 +734,7 @@ class StealHalfPolicy final : public Policy {
 
   const StealHalfConfig config_;
   const std::uint32_t nprocs_;
+  const bool fenced_pushes_;  // membarrier unavailable: every push carries the barrier itself
   std::vector<std::unique_ptr<Processor>> procs_;
   std::vector<std::uint32_t> coprimes_;
   std::unique_ptr<MState[]> mstates_;

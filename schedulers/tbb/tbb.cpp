@@ -11,7 +11,10 @@
 //               stack grows instead). It also waits for siblings spawned before h, as g.wait()
 //               does; with schedlab's structured API a sibling never waits for its parent, so
 //               this only ever waits longer, never forever. A handle must be joined by the task
-//               that spawned it (TBB waits on a group from its owner);
+//               that spawned it (TBB waits on a group from its owner). A handle whose task has
+//               finished needs no wait, and the task's end waits only if it spawned since the
+//               last wait, so `spawn, spawn, join, join` costs one wait, as `run, run, wait` does
+//               (schedlab_gbench's raw:tbb-task-group rows are that reference);
 //   WaitGroup   one tbb::task_group; go() is run(), wait() is wait();
 //   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
 // The arena has exactly --threads slots, the harness thread taking one of them, so TBB runs on
@@ -43,7 +46,6 @@
 #include <vector>
 
 #include "../cpu_pin.hpp"
-#include "../errno_text.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -135,6 +137,7 @@ class TbbScheduler final : public Scheduler {
       Frame* frame = current_frame;
       if (!frame->group) frame->group.emplace();
       group = &*frame->group;
+      frame->unwaited = true;
       t.backend = group;
     }
     group->run([this, &t] { execute(t); });
@@ -148,6 +151,7 @@ class TbbScheduler final : public Scheduler {
           "under the tbb scheduler a JoinHandle must be joined by the task that spawned it");
     }
     frame->group->wait();
+    frame->unwaited = false;
   }
 
   void wait(GroupState& g) override {
@@ -178,8 +182,7 @@ class TbbScheduler final : public Scheduler {
     });
     if (pinned_here) arena_pin.reset();
     if (const int err = pin_error_.load(std::memory_order_relaxed); err != 0) {
-      throw ResourceError("tbb: cannot pin an arena thread to its CPU (--pin on): " + errno_text(err) +
-                          "; use --pin off");
+      throw ResourceError(pin_refused("a tbb arena thread", err));
     }
   }
 
@@ -222,13 +225,19 @@ class TbbScheduler final : public Scheduler {
   // The running task's frame: the task_group its spawns go to. A thread runs tasks nested
   // (while one waits, it runs others), so the frames form a stack through `outer`. TBB never
   // moves a running task to another thread, so a thread_local is safe here.
+  // A group is waited for at most once per batch of spawns: a join waits only for a task that
+  // has not finished, and the frame's end only if something was spawned since the last wait
+  // (oneTBB requires a wait before a group with unfinished tasks is destroyed; after a wait, every
+  // task spawned before it has finished). The idiomatic `run, run, wait` thus costs one wait, as
+  // in raw task_group code, not one per join plus one at the end.
   struct Frame {
     explicit Frame(Frame*& top) : outer(top), top_(top) { top_ = this; }
     ~Frame() {
-      if (group) group->wait();  // TBB requires it; every handle has been joined already
+      if (unwaited) group->wait();  // every handle has been joined already
       top_ = outer;
     }
     std::optional<tbb::task_group> group;
+    bool unwaited = false;  // tasks were spawned into `group` since its last wait()
     Frame* outer;
     Frame*& top_;
   };

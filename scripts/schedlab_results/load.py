@@ -78,6 +78,17 @@ class Results:
                    for f in self.files}
         return "; ".join(sorted(str(r) for r in reasons if r))
 
+    def peers(self):
+        """The schedulers the runs' sidecars name as peers (`peers`: the established runtimes a
+        user would pick instead of schedlab's designs; harness/registry.hpp), in registry order;
+        empty when no sidecar says (runs older than the list)."""
+        names = []
+        for f in self.files:
+            listed = f.meta.get("peers")
+            if isinstance(listed, list):
+                names += [n for n in listed if isinstance(n, str) and n not in names]
+        return names
+
     def why_unmeasured(self, column):
         """For a figure: the metadata's reason, else what the CSV shows."""
         return self.unavailable_reason(column) or (

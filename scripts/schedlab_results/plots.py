@@ -22,6 +22,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402  (must follow the backend choice)
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import doc  # noqa: E402
@@ -532,6 +533,85 @@ def figure_iomix(p):
     return s
 
 
+PEER_WORKLOADS = ("fib-go", "fib")  # the per-task cost workloads the peers figure compares
+
+
+def peer_tables(rows, peers):
+    """For each fib configuration some peer ran: (label, cost table, speedup table), both shaped
+    for cluster_bars (group = variant, bar = threads). Cost: ns per task; speedup: the
+    variant's own 1-thread median over its median at each larger thread count."""
+    fib = rows[rows["workload"].isin(PEER_WORKLOADS) & rows["ns_per_task"].notna()]
+    out = []
+    for (workload, params), crows in fib.groupby(["workload", "workload_params"], sort=True):
+        if not crows["scheduler"].isin(peers).any():
+            continue
+        cost = summarise(crows, "ns_per_task").rename(columns={"variant": "group", "threads": "bar"})
+        medians = summarise(crows, "wall_ns")
+        speedups = []
+        for variant, vmed in medians.groupby("variant"):
+            one = vmed[vmed["threads"] == 1]
+            for _, r in vmed[vmed["threads"] > 1].iterrows():
+                if not one.empty:
+                    ratio = one["median"].iloc[0] / r["median"]
+                    # One ratio of medians: no interval and no Hodges-Lehmann centre
+                    # (cluster_bars falls back to the median and to min/max).
+                    speedups.append({"group": variant, "bar": r["threads"], "median": ratio,
+                                     "centre": math.nan, "min": ratio, "max": ratio,
+                                     "low": math.nan, "high": math.nan})
+        out.append((f"{workload} {params}".strip(), cost, pd.DataFrame(speedups)))
+    return out
+
+
+def figure_peers(p):
+    s = Section("8. Peers: per-task cost and speedup on fib-go and fib")
+    peers = p.results.peers()
+    if not peers:
+        return s.skip("the runs' sidecars do not say which schedulers are peers (a `schedlab run` "
+                      "that predates the peers list)")
+    tables = peer_tables(p.results.rows, peers)
+    if not tables:
+        return s.skip(f"no {' or '.join(PEER_WORKLOADS)} rows of a peer ({', '.join(peers)}) with "
+                      "a known task count")
+    fig, axes = grid(2 * len(tables), 6.0, 3.8, max_cols=2)
+    variants = lambda t: sorted(t["group"].unique(),  # noqa: E731  (schedlab's designs first)
+                                key=lambda v: (v.split(" ")[0] in peers, v))
+    for (label, cost, speedup), (ax_cost, ax_speed) in zip(tables, zip(axes[::2], axes[1::2])):
+        threads = sorted(cost["bar"].unique())
+        shades = plt.get_cmap("viridis")(np.linspace(0.15, 0.85, len(threads)))
+        peer_label = lambda v: v + (" (peer)" if v.split(" ")[0] in peers else "")  # noqa: E731
+        cluster_bars(ax_cost, cost, variants(cost), threads, lambda t: shades[threads.index(t)],
+                     lambda t: f"{t} thread" + ("s" if t != 1 else ""))
+        ax_cost.set_xticklabels([textwrap.fill(peer_label(v), 16) for v in variants(cost)],
+                                fontsize=7)
+        ax_cost.set_yscale("log")
+        ax_cost.set_ylabel("ns per task (median, log scale)")
+        ax_cost.set_title(f"{label}: cost per task")
+        if speedup.empty:
+            ax_speed.set_title(f"{label}: speedup")
+            ax_speed.text(0.5, 0.5, "no variant was run at 1 and at 2 or more threads",
+                          ha="center", va="center", fontsize=8, transform=ax_speed.transAxes)
+            ax_speed.set_axis_off()
+            continue
+        counts = sorted(speedup["bar"].unique())
+        cluster_bars(ax_speed, speedup, variants(speedup), counts,
+                     lambda t: shades[threads.index(t)] if t in threads else "0.5",
+                     lambda t: f"{t} threads vs 1")
+        ax_speed.set_xticklabels([textwrap.fill(peer_label(v), 16) for v in variants(speedup)],
+                                 fontsize=7)
+        for t in counts:
+            ax_speed.axhline(t, color="black", linestyle=":", linewidth=0.8)
+        ax_speed.set_ylabel("speedup over own 1 thread (median)")
+        ax_speed.set_title(f"{label}: speedup")
+    p.save(fig, "peers", s, f"Per-task cost (log scale) and speedup of every scheduler next to the "
+                            f"peers ({INTERVAL} on cost; dotted: ideal speedup)")
+    s.blocks.append(doc.Paragraph(
+        f"Peers (marked) are the runtimes a user would pick instead of schedlab's designs: "
+        f"{', '.join(peers)}. Cost: median wall time / tasks over repetitions, {INTERVAL}. "
+        "Speedup: the variant's own 1-thread median over its median at the larger thread count; "
+        "compare variants measured in the same run (the same blocks)."))
+    return s
+
+
 def _forest(ax, entries, log):
     """One claims panel: (label, part, result) entries, estimate and interval on the part's own
     scale (ratios back from logs), coloured by verdict, with the smallest effect as a tick."""
@@ -560,7 +640,7 @@ VERDICT_COLOURS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "
 def figure_claims(p, table):
     """A forest plot of the claims table: every part's effect per configuration, its 95%
     interval and the smallest effect that counts."""
-    s = Section("8. Claim effects with their intervals")
+    s = Section("9. Claim effects with their intervals")
     entries = [(textwrap.shorten(f"{pr.part.name} · {r.config} · {r.threads} thr", 75), pr.part, r)
                for pr in table.parts for r in pr.configs if r.n > 0]
     ratios = [e for e in entries if e[1].kind in ("ratio", "growth")]
@@ -593,7 +673,7 @@ def figure_claims(p, table):
 
 
 FIGURES = [figure_time, figure_speedup, figure_cache, figure_switches, figure_traffic,
-           figure_granularity, figure_iomix]
+           figure_granularity, figure_iomix, figure_peers]
 
 
 def draw_all(results, out_dir, claims_table):

@@ -31,6 +31,8 @@ chmod 0755 "$WORK"
 expect_refused "missing I/O directory" 2 "io-dir $WORK/nodir is not a directory" -- run --scheduler fair --workload iomix --io-dir "$WORK/nodir" --out "$WORK/a.csv"
 printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "parms": {"n": 5}}]}}' >"$WORK/presets.json"
 expect_refused "preset file typo" 2 "unknown key 'parms'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "add_schedulers": ["serial", "steal-half"]}]}}' >"$WORK/presets.json"
+expect_refused "preset adds a scheduler twice" 2 "add_schedulers: steal-half is already one of the run's schedulers" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
 if "$SCHEDLAB" counters | grep -q "unavailable"; then
   expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
 fi
@@ -69,6 +71,7 @@ for r in rows:
     assert r["papi_l2_dcm"] == "" or int(r["papi_l2_dcm"]) >= 0
 meta = json.load(open(work + "/good.meta.json"))
 assert meta["status"] == "complete" and meta["rows"] == 8
+assert "go-runtime" in meta["peers"] and "steal-half" not in meta["peers"], meta["peers"]
 for col in meta["counters"]["unavailable"]:
     assert all(r[col] == "" for r in rows), col + " unavailable but written"
 line = re.compile(r"^SCHED \d+ms: (gomaxprocs=\d+ idleprocs=\d+ threads=\d+ spinningthreads=\d+ runqueue=\d+ \[(\d+( \d+)*)?\]|\S+ does not expose its queues)$")
@@ -91,6 +94,15 @@ assert any(e["name"] == "task" and e["ph"] == "X" for e in trace["traceEvents"])
 spans = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in trace["traceEvents"] if e["ph"] != "M"]
 assert all(0 <= begin <= end < 600e6 for begin, end in spans), [s for s in spans if not 0 <= s[0] <= s[1] < 600e6][:3]
 PYEOF
+
+# The summary table compares every case with the fastest peer at its thread count.
+peer=$("$SCHEDLAB" list | grep -oE '^  (openmp|tbb|boost-fiber):' | head -1 | tr -d ' :')
+"$SCHEDLAB" run --scheduler "steal-half${peer:+,$peer}" --workload fib --n 10 --reps 1 --warmup 0 \
+  --out "$WORK/peer.csv" >"$WORK/peer.out" 2>/dev/null || fail "peer run failed"
+grep -q 'vs best peer' "$WORK/peer.out" || fail "summary table has no 'vs best peer' column"
+if [ -n "$peer" ]; then
+  grep -qE "^fib\(.*steal-half .* [0-9.]+ \($peer\)( +[a-z,]+)?$" "$WORK/peer.out" || fail "steal-half row not compared with $peer"
+fi
 
 # SIGINT: completed rows kept, no partial line, sidecar says interrupted, exit 130.
 "$SCHEDLAB" run --scheduler steal-half --workload loops --iters 200000 --reps 1000 --warmup 0 --out "$WORK/int.csv" >/dev/null 2>&1 &

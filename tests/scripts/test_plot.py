@@ -158,6 +158,15 @@ class PlotFixtureTest(unittest.TestCase):
                           counters)
         self.assertRegex(counters, r"`cpu_ns` \| measured \(\d+ of \d+ rows\)")
 
+    def test_peers_figure_is_skipped_with_its_reason_for_a_sidecar_older_than_the_peers_list(self):
+        # The fixture's sidecar predates `peers`: its tbb and go-runtime rows still plot
+        # everywhere else, and the peers figure says why it is missing instead of guessing.
+        meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
+        self.assertNotIn("peers", meta)
+        self.assertFalse((self.out / "peers.png").exists())
+        self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers",
+                      section(self.report, "Figures"))
+
     def test_granularity_table_has_every_scheduler(self):
         figures = section(self.report, "Figures")
         for scheduler in ("central", "fair", "steal-half"):
@@ -249,10 +258,26 @@ class PlotPartialDataTest(TempDirTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
         self.assertIn("Skipped: no iomix rows", report)
+        self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers", report)
         self.assertIn("absent from the CSV", section(report, "Counters"))
         self.assertIn("no .meta.json sidecar", report)
         self.assertEqual(len(table_rows(section(report, "Claims"))),
                          len(claims.load_criteria().parts))
+
+
+class PlotPeersTest(TempDirTest):
+    def test_peers_figure_names_the_peers_from_the_sidecar(self):
+        # The fixture with a sidecar that names its peers, as `schedlab run` writes one now.
+        shutil.copy(FIXTURE, self.tmp / "peers.csv")
+        meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
+        meta["peers"] = ["tbb", "go-runtime"]
+        (self.tmp / "peers.meta.json").write_text(json.dumps(meta))
+        result = run(PLOT, self.tmp / "peers.csv", "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        png = (self.tmp / "out" / "peers.png").read_bytes()
+        self.assertEqual(png[:8], PNG_SIGNATURE)
+        figures = section((self.tmp / "out" / "report.md").read_text(), "Figures")
+        self.assertIn("instead of schedlab's designs: tbb, go-runtime.", figures)
 
 
 class CompareTest(TempDirTest):

@@ -20,6 +20,8 @@
 //                         are Ps.
 //   StealHalfLostWakeup   the minimal reproducer of the lost wake-up HandoffStress found (two
 //                         threads parking with work queued when startm fails at max-threads).
+//   StealHalfSpinningProtocol  a busy P queues work and never yields; the idle P must take it
+//                         (the store-load pair of the spinning protocol with plain pushes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -755,6 +757,44 @@ TEST(StealHalfLostWakeup, ThreadsBackFromBlockingCallsAtMaxThreadsNeverStrandWor
       ASSERT_EQ(calls.load(), 6000) << "run " << run;
     }
   }
+}
+
+// ============================================================================================
+// The spinning protocol's store-load pair, with plain pushes (run_queue.hpp, steal_half.cpp).
+// ============================================================================================
+//
+// One P keeps busy while the other is idle: the busy P's task spawns two children (the second
+// takes runnext, the first goes to its local queue, where only a thief can reach it) and then
+// spins until the first has run, without yielding its P. The idle P must take it: woken by the
+// push if nobody spins, or as a spinner that steals it, or, if it was giving up at that very
+// moment, by the second look it takes after its barrier. A lost wake-up leaves the child
+// queued behind a task that never yields: the spin's deadline turns that into a failure. Random
+// pauses between rounds catch the idle P in every phase (spinning, giving up, parked).
+TEST(StealHalfSpinningProtocol, AnIdleProcessorTakesWhatABusyOneQueues) {
+  Watchdog dog(current_test());
+  const std::uint64_t rounds = stress::scaled(4000, 300);
+  constexpr auto kDeadline = std::chrono::seconds(5);  // a wake-up takes microseconds
+  auto sched = make_scheduler("steal-half", 2);
+  std::uint64_t late = 0;
+  sched->run([&] {
+    Rng rng(7);
+    for (std::uint64_t r = 0; r < rounds; ++r) {
+      std::atomic<bool> ran{false};
+      auto queued = spawn([&ran] { ran.store(true, std::memory_order_release); });
+      auto next = spawn([] {});
+      const auto start = std::chrono::steady_clock::now();
+      while (!ran.load(std::memory_order_acquire)) {
+        if (std::chrono::steady_clock::now() - start > kDeadline) {
+          ++late;  // joining below runs it here: the test ends, and says so
+          break;
+        }
+      }
+      queued.join();
+      next.join();
+      stress::random_delay(rng);
+    }
+  });
+  EXPECT_EQ(late, 0u) << "rounds in which the idle processor never took the queued task";
 }
 
 }  // namespace

@@ -17,6 +17,9 @@
 // nodes, executed = spawned); under the fiber runtimes, never more tasks ran at once than there
 // are worker threads (Ps). A watchdog aborts with the scheduler, thread count and seed if a run
 // hangs. SCHEDLAB_STRESS_SEED=N replays the trees of base seed N (printed on failure).
+//
+// CompletionRace aims at one protocol: joins racing their children's end across workers (see
+// the test).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -519,6 +522,54 @@ TEST(RootException, CountsTheRootAsExecutedUnderEveryScheduler) {
     }
     if (k.has(Counter::tasks_executed)) {
       EXPECT_EQ(k[Counter::tasks_executed], 2u) << s.name;
+    }
+  }
+}
+
+// The completion protocol (FiberRuntime::publish_done): a parent joins a child that finishes
+// on another worker at about the moment the parent, its fiber just saved, registers itself as
+// the child's waiter. Both orders of that race happen here thousands of times: the finisher
+// first (its CAS to kDone wins, the waiter's CAS fails and the waiter requeues itself) and the
+// waiter first (the finisher then publishes kDone with a plain store and readies the waiter).
+// Random spins on both sides move the child's end across the parent's join. Every join must
+// return the child's value and every task run once; a lost wake-up leaves a parent suspended
+// for good, which the runtime reports as a deadlock (and the watchdog catches any hang).
+TEST(CompletionRace, JoinsRacingTheirChildrensEndDeliverEveryResult) {
+  Watchdog dog("CompletionRace");
+  const std::uint64_t joins_per_parent = stress::scaled(20000, 200);
+  constexpr std::uint32_t kParents = 4;
+  for (const char* scheduler : {"fair", "central", "steal-half"}) {
+    for (unsigned threads : {2u, 3u}) {
+      dog.phase(std::string(scheduler) + " x" + std::to_string(threads));
+      auto sched = make_scheduler(scheduler, threads);
+      std::atomic<std::uint64_t> wrong{0}, ran{0};
+      sched->run([&] {
+        WaitGroup parents;
+        for (std::uint32_t p = 0; p < kParents; ++p) {
+          parents.go([&, p] {
+            Rng rng(mix64(p + 1000 * threads));
+            for (std::uint64_t j = 0; j < joins_per_parent; ++j) {
+              const std::uint64_t want = mix64(j ^ (std::uint64_t{p} << 40));
+              const std::uint32_t child_spin = rng.below(64), parent_spin = rng.below(64);
+              auto child = spawn([&ran, want, child_spin] {
+                for (std::uint32_t i = 0; i < child_spin; ++i) std::atomic_signal_fence(std::memory_order_seq_cst);
+                ran.fetch_add(1, std::memory_order_relaxed);
+                return want;
+              });
+              for (std::uint32_t i = 0; i < parent_spin; ++i) std::atomic_signal_fence(std::memory_order_seq_cst);
+              if (child.join() != want) wrong.fetch_add(1, std::memory_order_relaxed);
+            }
+          });
+        }
+        parents.wait();
+      });
+      const std::uint64_t joins = kParents * joins_per_parent;
+      EXPECT_EQ(wrong.load(), 0u) << scheduler << " x" << threads;
+      EXPECT_EQ(ran.load(), joins) << scheduler << " x" << threads;
+      const CounterSet k = stress::settled_counters(*sched, CounterSet{}, every_task_counted);
+      EXPECT_EQ(k[Counter::tasks_executed], joins + kParents + 1) << scheduler << " x" << threads;
+      // Some joins found their child unfinished and suspended: the race was there to be run.
+      EXPECT_GT(k[Counter::suspensions], 0u) << scheduler << " x" << threads;
     }
   }
 }

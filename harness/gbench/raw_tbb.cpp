@@ -1,0 +1,67 @@
+// raw_tbb: fib as a oneTBB user writes it, with no schedlab type in the recursion.
+//
+// The `tbb` scheduler maps schedlab's task API onto task_group (schedulers/tbb/tbb.cpp); what
+// that mapping costs per task is the difference between its rows and these. Both run in an
+// arena of --threads slots that the calling thread joins, under a global_control of the same
+// size, so the only difference is the code between the task bodies and oneTBB.
+#include "raw_tbb.hpp"
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+
+namespace schedlab {
+namespace {
+
+std::uint64_t serial_go(int n) { return n <= 2 ? 1 : serial_go(n - 1) + serial_go(n - 2); }
+std::uint64_t serial_cilk(int n) {
+  return n < 2 ? static_cast<std::uint64_t>(n) : serial_cilk(n - 1) + serial_cilk(n - 2);
+}
+
+std::uint64_t go_shape(int n, int cutoff) {
+  if (n <= 2 || n <= cutoff) return serial_go(n);
+  std::uint64_t a = 0, b = 0;
+  tbb::task_group g;
+  g.run([&a, n, cutoff] { a = go_shape(n - 1, cutoff); });
+  g.run([&b, n, cutoff] { b = go_shape(n - 2, cutoff); });
+  g.wait();
+  return a + b;
+}
+
+std::uint64_t cilk_shape(int n, int cutoff) {
+  if (n < 2 || n <= cutoff) return serial_cilk(n);
+  std::uint64_t a = 0;
+  tbb::task_group g;
+  g.run([&a, n, cutoff] { a = cilk_shape(n - 1, cutoff); });
+  const std::uint64_t b = cilk_shape(n - 2, cutoff);
+  g.wait();
+  return a + b;
+}
+
+}  // namespace
+
+struct RawTbbFib::Arena {
+  explicit Arena(unsigned threads)
+      : limit(tbb::global_control::max_allowed_parallelism, threads), arena(static_cast<int>(threads)) {
+    arena.initialize();
+  }
+  tbb::global_control limit;
+  tbb::task_arena arena;
+};
+
+RawTbbFib::RawTbbFib(unsigned threads) : arena_(std::make_unique<Arena>(threads)) {}
+RawTbbFib::~RawTbbFib() = default;
+
+std::uint64_t RawTbbFib::fib_go(int n, int cutoff) {
+  std::uint64_t r = 0;
+  arena_->arena.execute([&r, n, cutoff] { r = go_shape(n, cutoff); });
+  return r;
+}
+
+std::uint64_t RawTbbFib::fib_cilk(int n, int cutoff) {
+  std::uint64_t r = 0;
+  arena_->arena.execute([&r, n, cutoff] { r = cilk_shape(n, cutoff); });
+  return r;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,507 @@
+// boost-fiber, boost-fiber-shared: Boost.Fiber 1.74, the fiber library a C++ user who wants
+// goroutine-like tasks would pick, set up the way its own skynet benchmark sets it up.
+//
+// What it models. One Boost.Fiber scheduler per worker thread (--threads of them), each with one
+// of the library's multi-thread algorithms:
+//   boost-fiber          algo::work_stealing: a FIFO ready queue per thread behind a spinlock;
+//                        a thread whose queue is empty steals the oldest fiber of a random
+//                        other thread (up to --threads tries per look);
+//   boost-fiber-shared   algo::shared_work: one FIFO ready queue behind one std::mutex for all
+//                        threads (the library's analogue of `central`).
+// A fiber that joins an unfinished fiber suspends; the dispatcher fiber of its thread runs the
+// next ready fiber. Terminated fibers are released (their stacks returned) by the dispatcher
+// fiber when it next runs, not when they end: Boost's design, visible as stacks in use.
+//
+// How the API maps onto it (skynet_stealing_join.cpp, Boost's own benchmark):
+//   spawn(f)    a boost::fibers::fiber launched with launch::dispatch, as skynet does: the new
+//               fiber runs at once and the spawner waits in the ready queue, where a thief may
+//               take it (continuation stealing). The fiber handle lives in Task::backend;
+//   join(h)     fiber::join(), then the handle is destroyed;
+//   WaitGroup   its fibers are detached; the last one to finish notifies a
+//               boost::fibers::condition_variable that wait() sleeps on (the library's idiom for
+//               waiting on a count; it has no wait group);
+//   blocking    nothing: a fiber that blocks in the kernel blocks its thread, and that thread's
+//               other ready fibers wait (Boost.Fiber has no hand-off).
+//
+// Set-up, and where it departs from skynet:
+//   - Algorithms: skynet uses algo::work_stealing / algo::shared_work themselves. In Boost 1.74
+//     both keep their state in static members: work_stealing registers every instance in one
+//     process-wide array sized by the first thread count it sees (a second set of threads, or
+//     another thread count, indexes past its end), and shared_work has one process-wide queue.
+//     The harness keeps a 1-thread and a 2-thread scheduler alive side by side, so
+//     PoolWorkStealing and PoolSharedWork below are the same code with that state moved into a
+//     per-scheduler Pool. One more departure: with one thread, 1.74's work_stealing looks for a
+//     victim other than itself forever when its queue is empty; the port does not steal then.
+//   - Idle waiting: skynet uses the algorithms' default, suspend=false: a thread with nothing to
+//     run returns from suspend_until() at once and looks again, so idle threads spin (the
+//     library's suspend=true would park a thread until one of its own fibers is readied from
+//     another thread, and a parked thread never learns of new work elsewhere: runs would stay
+//     serial). We spin likewise while a run is active, and sleep on a condition variable between
+//     runs, so that a scheduler kept alive between repetitions does not take the CPUs from the
+//     others.
+//   - Stacks: skynet uses fixedsize_stack of two pages (8 KiB, malloc'ed per fiber). The library's
+//     default, fixedsize_stack of 128 KiB, is what makes a naive fib cost 5-7 µs per fiber here:
+//     128 KiB is glibc's mmap threshold, so every fiber is an mmap, page faults and a munmap.
+//     With 8 KiB stacks the heap still grows and shrinks with the unreleased fibers (brk calls
+//     and page faults each run). We give Boost the fiber runtime's own StackAllocator
+//     (runtime/stack.hpp: pooled, reused LIFO, guard pages, --stack-size, default 64 KiB), so that
+//     both designs run on the same stacks and the comparison is of schedulers, not of
+//     allocators. Boost's own pooled_fixedsize_stack is not thread-safe, and a work-stealing
+//     fiber is freed by whichever thread releases it.
+//   - Threads: skynet's main thread takes part; here --threads dedicated threads do (the
+//     harness thread hands the root to worker 0, whose main fiber launches and joins it), as
+//     the fiber runtime's workers do. Notifying worker 0 gives the harness thread a Boost.Fiber
+//     main context of its own on first use (the library creates one for any thread that uses
+//     its synchronisation); it never runs fibers. With --pin on, worker i binds itself to the
+//     i-th allowed CPU (cpu_pin.hpp) before the scheduler is ready.
+//   - Boost's published skynet figures (0.05-0.11 µs per fiber) divide the wall time of 10^6
+//     fibers on 32 hardware threads; its single-thread figure is 1.69-1.79 µs per fiber
+//     (round_robin, tcmalloc). Compare per-task costs at equal thread counts.
+//
+// Counters: tasks spawned and executed, migrations (a fiber started by another thread than its
+// spawner's; one resumed elsewhere after a join is not seen), suspensions (joins of an
+// unfinished fiber, waits on an unfinished group), threads, stacks allocated. Boost does not
+// expose its queues, steals, switches or idle time: those are not measured.
+#include "boost_fiber.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/detail/context_spinlock_queue.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/mutex.hpp>
+#include <boost/fiber/scheduler.hpp>
+#include <boost/fiber/type.hpp>
+#include <boost/intrusive_ptr.hpp>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "../assert.hpp"
+#include "../stats.hpp"
+
+namespace schedlab {
+namespace {
+
+namespace bf = boost::fibers;
+using bf::context;
+
+// ---- what a scheduler's threads share ---------------------------------------------------------
+
+class Pool;
+
+// The idle policy both algorithms share (see above): spin while a run is active, sleep between
+// runs until a run starts or one of this thread's fibers is readied from another thread.
+class IdleWait {
+ public:
+  explicit IdleWait(const Pool& pool) : pool_(pool) {}
+  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept;
+  void notify() noexcept {
+    {
+      std::lock_guard lock(mutex_);
+      flag_ = true;
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  const Pool& pool_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool flag_ = false;  // notified since the last sleep
+};
+
+// Boost 1.74's algo::work_stealing, with its static registry moved into the Pool.
+class PoolWorkStealing final : public bf::algo::algorithm {
+ public:
+  PoolWorkStealing(Pool& pool, unsigned index);
+
+  void awakened(context* ctx) noexcept override {
+    if (!ctx->is_context(bf::type::pinned_context)) ctx->detach();
+    ready_.push(ctx);
+  }
+  context* pick_next() noexcept override;
+  bool has_ready_fibers() const noexcept override { return !ready_.empty(); }
+  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept override {
+    idle_.suspend_until(until);
+  }
+  void notify() noexcept override { idle_.notify(); }
+
+  context* steal() noexcept { return ready_.steal(); }  // a pinned fiber is never stolen
+
+ private:
+  Pool& pool_;
+  const unsigned index_;
+  // Boost's default queue for work_stealing (BOOST_FIBERS_USE_SPMC_QUEUE is not defined): a
+  // ring behind a TTAS spinlock; pop and steal both take the oldest fiber.
+  bf::detail::context_spinlock_queue ready_;
+  std::minstd_rand victims_;
+  IdleWait idle_;
+};
+
+// Boost 1.74's algo::shared_work, with its static queue moved into the Pool.
+class PoolSharedWork final : public bf::algo::algorithm {
+ public:
+  explicit PoolSharedWork(Pool& pool);
+
+  void awakened(context* ctx) noexcept override;
+  context* pick_next() noexcept override;
+  bool has_ready_fibers() const noexcept override;
+  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept override {
+    idle_.suspend_until(until);
+  }
+  void notify() noexcept override { idle_.notify(); }
+
+ private:
+  Pool& pool_;
+  // This thread's main and dispatcher fibers: pinned, never on the shared queue.
+  bf::scheduler::ready_queue_type pinned_;
+  IdleWait idle_;
+};
+
+class Pool {
+ public:
+  // Every thread's algorithm exists before any thread runs: a thief may look at any of them
+  // from its first dispatch on.
+  Pool(BoostFiberAlgorithm kind, unsigned threads) {
+    for (unsigned i = 0; i < threads; ++i) {
+      if (kind == BoostFiberAlgorithm::work_stealing) {
+        auto* ws = new PoolWorkStealing(*this, i);
+        stealers_.push_back(ws);
+        algorithms_.emplace_back(ws);
+      } else {
+        algorithms_.emplace_back(new PoolSharedWork(*this));
+      }
+    }
+  }
+
+  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+  // A run starts: idle threads stop sleeping and look for work. Called by the harness thread.
+  void start_run() {
+    running_.store(true, std::memory_order_release);
+    for (const auto& a : algorithms_) a->notify();
+  }
+  void end_run() { running_.store(false, std::memory_order_release); }
+
+  // Called by worker `index`, once, on its own thread. The pool keeps every algorithm alive
+  // until it goes (after the threads), so a thief never looks at a freed one.
+  void install(unsigned index) { context::active()->get_scheduler()->set_algo(algorithms_[index]); }
+
+  unsigned threads() const noexcept { return static_cast<unsigned>(algorithms_.size()); }
+  PoolWorkStealing* stealer(unsigned i) const noexcept { return stealers_[i]; }
+
+  std::mutex shared_mutex;            // shared_work's queue
+  std::deque<context*> shared_queue;  // guarded by shared_mutex
+
+ private:
+  std::atomic<bool> running_{false};
+  std::vector<boost::intrusive_ptr<bf::algo::algorithm>> algorithms_;  // by thread index
+  std::vector<PoolWorkStealing*> stealers_;                            // work_stealing only
+};
+
+void IdleWait::suspend_until(const std::chrono::steady_clock::time_point& until) noexcept {
+  if (pool_.running()) return;  // skynet's suspend=false: look again at once
+  std::unique_lock lock(mutex_);
+  auto woken = [this] { return flag_ || pool_.running(); };
+  if (until == std::chrono::steady_clock::time_point::max()) {
+    wake_.wait(lock, woken);
+  } else {
+    wake_.wait_until(lock, until, woken);
+  }
+  flag_ = false;
+}
+
+PoolWorkStealing::PoolWorkStealing(Pool& pool, unsigned index)
+    : pool_(pool), index_(index), victims_(std::random_device{}()), idle_(pool) {}
+
+context* PoolWorkStealing::pick_next() noexcept {
+  context* victim = ready_.pop();
+  if (victim != nullptr) {
+    if (!victim->is_context(bf::type::pinned_context)) context::active()->attach(victim);
+    return victim;
+  }
+  const unsigned n = pool_.threads();
+  if (n < 2) return nullptr;  // nobody to steal from (see the departures above)
+  std::uniform_int_distribution<unsigned> pick(0, n - 1);
+  unsigned tries = 0;
+  do {
+    unsigned id;
+    do {
+      ++tries;
+      id = pick(victims_);
+    } while (id == index_);
+    victim = pool_.stealer(id)->steal();
+  } while (victim == nullptr && tries < n);
+  if (victim != nullptr) context::active()->attach(victim);
+  return victim;
+}
+
+PoolSharedWork::PoolSharedWork(Pool& pool) : pool_(pool), idle_(pool) {}
+
+void PoolSharedWork::awakened(context* ctx) noexcept {
+  if (ctx->is_context(bf::type::pinned_context)) {
+    pinned_.push_back(*ctx);
+    return;
+  }
+  ctx->detach();
+  std::lock_guard lock(pool_.shared_mutex);
+  pool_.shared_queue.push_back(ctx);
+}
+
+context* PoolSharedWork::pick_next() noexcept {
+  {
+    std::unique_lock lock(pool_.shared_mutex);
+    if (!pool_.shared_queue.empty()) {
+      context* ctx = pool_.shared_queue.front();
+      pool_.shared_queue.pop_front();
+      lock.unlock();
+      context::active()->attach(ctx);
+      return ctx;
+    }
+  }
+  if (pinned_.empty()) return nullptr;
+  context* ctx = &pinned_.front();
+  pinned_.pop_front();
+  return ctx;
+}
+
+bool PoolSharedWork::has_ready_fibers() const noexcept {
+  std::lock_guard lock(pool_.shared_mutex);
+  return !pool_.shared_queue.empty() || !pinned_.empty();
+}
+
+// ---- the scheduler ----------------------------------------------------------------------------
+
+// This thread's worker index. Fibers move between threads, and glibc lets the compiler reuse a
+// thread_local's address across calls (docs/platform.md), so it is read through this fenced,
+// non-inlined accessor after every point where the calling fiber may have been suspended.
+thread_local unsigned tls_index = 0;
+[[gnu::noinline]] unsigned current_index() noexcept {
+  asm volatile("" ::: "memory");
+  return tls_index;
+}
+
+// A handle's fiber lives in the Task's backend slot, which is exactly a fiber's size.
+static_assert(sizeof(bf::fiber) == sizeof(void*) && alignof(bf::fiber) <= alignof(void*));
+bf::fiber& fiber_of(Task& t) { return *std::launder(reinterpret_cast<bf::fiber*>(&t.backend)); }
+
+// What a WaitGroup's fibers share with its waiter.
+struct GroupSync {
+  bf::mutex mutex;
+  bf::condition_variable done;
+};
+
+class BoostFiberScheduler final : public Scheduler {
+ public:
+  explicit BoostFiberScheduler(const BoostFiberConfig& config)
+      : config_(config), pin_cpus_(config.pin ? allowed_cpus() : std::vector<int>{}), stacks_(config.stack), pool_(config.algorithm, config.threads), stats_(config.threads),
+        tids_(config.threads, 0) {
+    for (unsigned i = 0; i < config_.threads; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+    std::unique_lock lock(mutex_);
+    harness_wake_.wait(lock, [this] { return ready_threads_ == config_.threads; });
+    if (!pin_error_.empty()) {
+      const std::string error = pin_error_;
+      lock.unlock();
+      stop();  // the destructor does not run for a constructor that throws
+      throw ResourceError(error);
+    }
+  }
+
+  ~BoostFiberScheduler() override { stop(); }
+
+  unsigned threads() const override { return config_.threads; }
+  std::vector<pid_t> worker_tids() const override { return tids_; }
+
+  CounterSet counters() const override {
+    CounterSet c;
+    for (Counter k : {Counter::tasks_spawned, Counter::tasks_executed, Counter::migrations,
+                      Counter::suspensions}) {
+      std::uint64_t sum = 0;
+      for (const WorkerStats& s : stats_) sum += s.get(k);
+      c.set(k, sum);
+    }
+    c.set(Counter::threads_created, config_.threads);
+    c.set(Counter::stacks_allocated, stacks_.guarded() + stacks_.unguarded());
+    return c;
+  }
+
+  void spawn(Task& t) override {
+    const unsigned slot = current_index();
+    stats_[slot].add(Counter::tasks_spawned);
+    t.spawned_on = slot;
+    GroupState* group = t.group;
+    // The first go() of a group comes before any of its tasks runs: no race on the lazy set-up.
+    if (group != nullptr && group->backend == nullptr) group->backend = new GroupSync;
+    // With launch::dispatch the task runs before the constructor returns, and a group task may
+    // already be freed then: only the fiber handle is touched afterwards.
+    bf::fiber f(bf::launch::dispatch, std::allocator_arg, StackAllocatorRef{&stacks_},
+                [this, task = &t] { execute(*task); });
+    if (group != nullptr) {
+      f.detach();
+    } else {
+      new (&t.backend) bf::fiber(std::move(f));  // t lives until its handle joins it
+    }
+  }
+
+  void join(Task& t) override {
+    if (t.completion.load(std::memory_order_acquire) != Task::kDone) {
+      stats_[current_index()].add(Counter::suspensions);
+    }
+    bf::fiber& f = fiber_of(t);
+    f.join();
+    f.~fiber();
+  }
+
+  void wait(GroupState& g) override {
+    auto* sync = static_cast<GroupSync*>(g.backend);
+    if (sync != nullptr) {
+      std::unique_lock lock(sync->mutex);
+      auto finished = [&g] { return (g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) == 0; };
+      if (!finished()) {
+        stats_[current_index()].add(Counter::suspensions);
+        sync->done.wait(lock, finished);
+      }
+    }
+    delete sync;  // every group fiber has let go of it: the last one notified under the mutex
+    g.backend = nullptr;
+    g.pending.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  void run_root(const std::function<void()>& root) override {
+    {
+      std::lock_guard lock(mutex_);
+      root_ = &root;
+      root_error_ = nullptr;
+      root_done_ = false;
+    }
+    pool_.start_run();
+    root_wake_.notify_all();
+    std::unique_lock lock(mutex_);
+    harness_wake_.wait(lock, [this] { return root_done_; });
+    root_ = nullptr;
+    if (root_error_) std::rethrow_exception(std::exchange(root_error_, nullptr));
+  }
+
+ private:
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    // Readying a main fiber from this thread notifies its worker's algorithm, which wakes a
+    // dispatcher sleeping between runs.
+    root_wake_.notify_all();
+    stop_wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  void worker_main(unsigned index) {
+    tls_index = index;
+    // Pinned before the tid is published: once built, every worker is on its CPU.
+    if (config_.pin) {
+      if (const int err = pin_this_thread(pinned_cpus(pin_cpus_, index, config_.threads)); err != 0) {
+        std::lock_guard lock(mutex_);
+        pin_error_ = pin_refused("boost-fiber worker thread " + std::to_string(index + 1), err);
+      }
+    }
+    tids_[index] = static_cast<pid_t>(::syscall(SYS_gettid));
+    pool_.install(index);
+    std::unique_lock lock(mutex_);
+    ++ready_threads_;
+    harness_wake_.notify_all();
+    if (index == 0) {
+      serve_roots(lock);
+    } else {
+      // As in skynet: the main fiber sleeps; the thread's dispatcher runs (and steals) fibers.
+      stop_wake_.wait(lock, [this] { return stopping_; });
+    }
+  }
+
+  // Worker 0's main fiber: launches each root as a fiber and joins it.
+  void serve_roots(std::unique_lock<std::mutex>& lock) {
+    for (;;) {
+      root_wake_.wait(lock, [this] { return stopping_ || (root_ != nullptr && !root_done_); });
+      if (stopping_) return;
+      const std::function<void()>& root = *root_;
+      lock.unlock();
+      std::exception_ptr error;
+      bf::fiber f(bf::launch::post, std::allocator_arg, StackAllocatorRef{&stacks_}, [this, &root, &error] {
+        stats_[current_index()].add(Counter::tasks_spawned);
+        try {
+          root();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        stats_[current_index()].add(Counter::tasks_executed);  // a root that threw ran too
+      });
+      f.join();
+      pool_.end_run();
+      lock.lock();
+      root_error_ = error;
+      root_done_ = true;
+      harness_wake_.notify_all();
+    }
+  }
+
+  // The body of a spawned task's fiber.
+  void execute(Task& t) {
+    const unsigned start = current_index();
+    if (t.spawned_on != start) stats_[start].add(Counter::migrations);
+    GroupState* group = t.group;
+    t.run_body();
+    stats_[current_index()].add(Counter::tasks_executed);
+    if (group == nullptr) {
+      // Read by join() for the suspension count only; the fiber's end is what join waits for.
+      t.completion.store(Task::kDone, std::memory_order_release);
+      return;
+    }
+    t.destroy(t);  // nobody holds a group task
+    auto* sync = static_cast<GroupSync*>(group->backend);
+    // Under the mutex, so that the waiter cannot see the count at zero and free `sync` while
+    // the notification is still being made.
+    std::lock_guard lock(sync->mutex);
+    if ((group->pending.fetch_sub(1, std::memory_order_acq_rel) & GroupState::kCountMask) == 1) {
+      sync->done.notify_all();
+    }
+  }
+
+  const BoostFiberConfig config_;
+  const std::vector<int> pin_cpus_;  // the CPUs --pin on binds the workers to (cpu_pin.hpp)
+  StackAllocator stacks_;  // outlives every fiber: the threads release the last ones as they exit
+  Pool pool_;
+  std::vector<WorkerStats> stats_;  // by worker index
+  std::vector<pid_t> tids_;         // written by each worker before the constructor returns
+
+  std::mutex mutex_;
+  std::condition_variable harness_wake_;  // the harness thread: workers ready, root done
+  bf::condition_variable_any root_wake_;  // worker 0's main fiber: a root to run, or stop
+  bf::condition_variable_any stop_wake_;  // the other main fibers: stop
+  unsigned ready_threads_ = 0;
+  std::string pin_error_;  // a worker whose pin was refused (guarded by mutex_)
+  bool stopping_ = false;
+  const std::function<void()>* root_ = nullptr;
+  bool root_done_ = false;
+  std::exception_ptr root_error_;
+  std::vector<std::thread> threads_;  // last: started once everything above exists
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_boost_fiber(const BoostFiberConfig& config) {
+  return std::make_unique<BoostFiberScheduler>(config);
+}
+
+}  // namespace schedlab
