@@ -1,5 +1,9 @@
 // steal-half: Go's work-stealing scheduler (runtime/proc.go) on schedlab's fiber runtime.
 //
+// (One file of ~760 lines on purpose, like proc.go itself: the design essay, the spinning
+// protocol and the policy that implements them read top to bottom in one place, and every
+// deviation from Go is named beside the code it concerns. The queue is run_queue.hpp.)
+//
 // Terms are Go's. G: a task. M: a worker thread (Worker). P: a processor, the right to run tasks
 // plus a local run queue; there are exactly --threads of them (GOMAXPROCS) and an M runs tasks
 // only while it holds one. Ms are worker threads; there may be more Ms than Ps (threads parked,

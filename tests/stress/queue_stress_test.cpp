@@ -1,5 +1,8 @@
 // Stress tests of steal-half's queues: every item is delivered exactly once.
 //
+// (One file of ~800 lines on purpose: the races it drives share one model of the queue's
+// operations and one exactly-once ledger; split, each part would repeat them.)
+//
 //   LocalRunQueueStress   one owner (push at the tail, pop LIFO, FIFO or both; a full queue
 //                         moves its older half plus the new item to a global queue, as the
 //                         policy's overflow does) against 3 thieves that steal from the owner
