@@ -3,9 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "params.hpp"
 #include "registry.hpp"
@@ -78,6 +82,19 @@ unsigned count(const json& v, const std::string& where) {
   return v.get<unsigned>();
 }
 
+// A preset names every backend schedlab has; a build without some of them (the TSan build, or
+// one without oneTBB) runs the rest and says once per backend what it skipped.
+void skip_missing_backends(std::vector<std::string>& schedulers, const std::string& where) {
+  static std::set<std::string> said;
+  std::erase_if(schedulers, [&](const std::string& name) {
+    const std::optional<std::string> why = missing_from_this_build(name);
+    if (why && said.insert(name).second) {
+      std::fprintf(stderr, "schedlab: note: %s: skipping %s: %s\n", where.c_str(), name.c_str(), why->c_str());
+    }
+    return why.has_value();
+  });
+}
+
 // A run's "counters": the back ends it adds to --counters for its cases, "sim" and/or "model".
 // The events themselves stay with --counters (one selection for the whole run).
 void read_back_ends(const json& v, const std::string& where, RunPart& part) {
@@ -145,6 +162,8 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
         part.schedulers.push_back(name);
       }
     }
+    skip_missing_backends(part.schedulers, where);
+    if (part.schedulers.empty()) continue;  // every scheduler of this run is missing from the build
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");
     if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);

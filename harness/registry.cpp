@@ -395,7 +395,27 @@ std::vector<std::string> peer_names() {
   return out;
 }
 
+std::optional<std::string> missing_from_this_build(const std::string& name) {
+#if !SCHEDLAB_WITH_TBB
+  if (name == "tbb") return std::string("this build has no oneTBB (SCHEDLAB_WITH_TBB=OFF)");
+#endif
+#if !SCHEDLAB_WITH_BOOST_FIBER
+  if (name == "boost-fiber" || name == "boost-fiber-shared") {
+    return std::string("this build has no Boost.Fiber (SCHEDLAB_WITH_BOOST_FIBER=OFF)");
+  }
+#endif
+#if !SCHEDLAB_WITH_OPENMP
+  if (name == "openmp") return std::string("this build has no OpenMP (SCHEDLAB_WITH_OPENMP=OFF)");
+#endif
+  (void)name;
+  return std::nullopt;
+}
+
 const SchedulerEntry& find_scheduler(const std::string& name) {
+  if (const std::optional<std::string> why = missing_from_this_build(name)) {
+    throw ParamError("scheduler '" + name + "' is not available: " + *why +
+                     "; rebuild with it on (the release build has it), or choose another");
+  }
   return find_in(scheduler_registry(), name, "scheduler");
 }
 

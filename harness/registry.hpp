@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ const std::vector<SchedulerEntry>& scheduler_registry();
 const std::vector<WorkloadEntry>& workload_registry();
 
 // Throw ParamError ("unknown scheduler 'x': choose one of ...") for names not registered.
+// Why a scheduler schedlab has is missing from this build (a backend whose library the build
+// left out: the TSan build leaves out tbb, boost-fiber and openmp), or nullopt.
+std::optional<std::string> missing_from_this_build(const std::string& name);
 const SchedulerEntry& find_scheduler(const std::string& name);
 const WorkloadEntry& find_workload(const std::string& name);
 

@@ -93,6 +93,13 @@ if [ "$cases" -gt 0 ] && [ "$(grep '^  ' "$WORK/preset.out" | grep -vc '^  steal
 else
   fail "preset filter: $(cat "$WORK/preset.out")"
 fi
+# A build without oneTBB (the TSan build): presets skip it with a note, a request for it names why.
+if ! "$SCHEDLAB" list | grep -q '^  tbb:'; then
+  grep -q 'skipping tbb: this build has no oneTBB' <("$SCHEDLAB" run --preset quick --dry-run 2>&1) ||
+    fail "a preset naming tbb in a build without it: no note"
+  expect_refused "tbb in a build without it" 2 "scheduler 'tbb' is not available: this build has no oneTBB" -- \
+    run --scheduler tbb --workload fib --out "$WORK/t.csv"
+fi
 expect_refused "filter matching nothing" 2 "--filter 'nope' matches none of the 2 cases; see their names with --dry-run" -- \
   run --scheduler fair,steal-half --workload fib --filter nope --out "$WORK/f.csv"
 expect_refused "filter not a regex" 2 "--filter '\\(' is not a regular expression" -- \
