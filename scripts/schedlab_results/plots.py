@@ -3,6 +3,9 @@ writes its PNG (300 dpi), SVG (text kept as text) and PDF files into the output 
 returns a Section: the blocks the report shows under the figure's heading (the images and
 captions, or one line saying why the figure was skipped).
 
+(One module of ~680 lines on purpose: ten short figure functions and the Painter conventions
+they all share; split per figure, each file would restate those conventions.)
+
 Shared conventions (Painter, cluster_bars): bars are the Hodges-Lehmann estimate over
 repetitions with its 95% interval, the interval the claims use; a panel whose values span more
 than 30x is drawn on a log scale; times are shown in the unit that suits the panel (ns, µs, ms,
