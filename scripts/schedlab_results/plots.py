@@ -3,7 +3,7 @@ writes its PNG (300 dpi), SVG (text kept as text) and PDF files into the output 
 returns a Section: the blocks the report shows under the figure's heading (the images and
 captions, or one line saying why the figure was skipped).
 
-(One module of ~680 lines on purpose: ten short figure functions and the Painter conventions
+(One module of ~680 lines on purpose: nine short figure functions and the Painter conventions
 they all share; split per figure, each file would restate those conventions.)
 
 Shared conventions (Painter, cluster_bars): bars are the Hodges-Lehmann estimate over
