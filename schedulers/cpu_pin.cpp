@@ -53,4 +53,10 @@ std::string pin_refused(const std::string& thread, int err) {
          "; the CPUs this process may use changed since the scheduler was built; use --pin off or rerun";
 }
 
+std::string pin_worker(const std::vector<int>& allowed, unsigned worker, unsigned workers,
+                       const std::string& thread) {
+  const int err = pin_this_thread(pinned_cpus(allowed, worker, workers));
+  return err == 0 ? std::string() : pin_refused(thread, err);
+}
+
 }  // namespace schedlab

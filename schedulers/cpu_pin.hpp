@@ -46,6 +46,11 @@ int pin_this_thread(const cpu_set_t& cpus);
 // errno and the fix.
 std::string pin_refused(const std::string& thread, int err);
 
+// Binds the calling thread, worker `worker` of `workers` (or kAnyWorker), to its CPUs by the rule
+// above, out of `allowed`. "" when done, else pin_refused's line naming `thread`.
+std::string pin_worker(const std::vector<int>& allowed, unsigned worker, unsigned workers,
+                       const std::string& thread);
+
 // While alive, the calling thread is bound to `cpus`; its previous mask is restored after. For a
 // thread that runs tasks only for a while: serial's harness thread, tbb's arena threads.
 class ScopedPin {

@@ -412,9 +412,11 @@ class BoostFiberScheduler final : public Scheduler {
     tls_index = index;
     // Pinned before the tid is published: once built, every worker is on its CPU.
     if (config_.pin) {
-      if (const int err = pin_this_thread(pinned_cpus(pin_cpus_, index, config_.threads)); err != 0) {
+      std::string error = pin_worker(pin_cpus_, index, config_.threads,
+                                     "boost-fiber worker thread " + std::to_string(index + 1));
+      if (!error.empty()) {
         std::lock_guard lock(mutex_);
-        pin_error_ = pin_refused("boost-fiber worker thread " + std::to_string(index + 1), err);
+        pin_error_ = std::move(error);
       }
     }
     tids_[index] = static_cast<pid_t>(::syscall(SYS_gettid));

@@ -183,9 +183,10 @@ class OpenMpScheduler final : public Scheduler {
   // In a region: binds the calling team thread to its CPU under --pin on, unless it already is.
   void pin_team_thread(unsigned slot) {
     if (pin_cpus_.empty() || tls_pinned_slot == slot) return;
-    if (const int err = pin_this_thread(pinned_cpus(pin_cpus_, slot, threads_)); err != 0) {
+    std::string error = pin_worker(pin_cpus_, slot, threads_, "openmp team thread " + std::to_string(slot + 1));
+    if (!error.empty()) {
       std::lock_guard lock(mutex_);
-      pin_error_ = pin_refused("openmp team thread " + std::to_string(slot + 1), err);
+      pin_error_ = std::move(error);
       return;
     }
     tls_pinned_slot = slot;

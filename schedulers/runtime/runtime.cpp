@@ -144,10 +144,10 @@ void FiberRuntime::worker_main(Worker& w) {
 
 bool FiberRuntime::pin(Worker& w) {
   if (!config_.pin) return true;
-  const cpu_set_t cpus = pinned_cpus(pin_cpus_, w.index() < config_.threads ? w.index() : kAnyWorker,
-                                     config_.threads);
-  if (const int err = pin_this_thread(cpus); err != 0) {
-    fail(pin_refused("worker thread " + std::to_string(w.index() + 1), err));
+  const std::string error = pin_worker(pin_cpus_, w.index() < config_.threads ? w.index() : kAnyWorker,
+                                       config_.threads, "worker thread " + std::to_string(w.index() + 1));
+  if (!error.empty()) {
+    fail(error);
     return false;
   }
   return true;

@@ -137,13 +137,22 @@ def noise_text(noise):
             "blocks; a time ratio whose interval reaches inside this one is inconclusive).")
 
 
-def flagged_blocks(results):
-    """How many repetitions of each case were flagged (another process took CPU time)."""
+def _flagged(results):
+    """The native rows with `_f`, True where the repetition was flagged; None when these runs did
+    not record the `noisy` column."""
     rows = native(results.rows)
     if "noisy" not in rows or not rows["noisy"].notna().any():
+        return None
+    return rows.assign(_f=rows["noisy"].fillna(0) > 0)
+
+
+def flagged_blocks(results):
+    """How many repetitions of each case were flagged (another process took CPU time)."""
+    rows = _flagged(results)
+    if rows is None:
         return [doc.Paragraph("Flagged repetitions: not recorded in these runs.")]
     key = CASE_KEY + ["variant"]
-    counts = rows.assign(_f=rows["noisy"].fillna(0) > 0).groupby(key, sort=False)["_f"].agg(
+    counts = rows.groupby(key, sort=False)["_f"].agg(
         ["sum", "count"]).reset_index()
     flagged = counts[counts["sum"] > 0]
     total = int(counts["sum"].sum())
@@ -163,10 +172,10 @@ BUSY_SHARE = 0.5
 
 
 def busy_machine_warning(results):
-    rows = native(results.rows)
-    if "noisy" not in rows or not rows["noisy"].notna().any():
+    rows = _flagged(results)
+    if rows is None:
         return []
-    share = float((rows["noisy"].fillna(0) > 0).mean())
+    share = float(rows["_f"].mean())
     if share <= BUSY_SHARE:
         return []
     return [doc.Paragraph(
