@@ -129,16 +129,25 @@ class LocalRunQueue {
   }
 
   // Called by the owner of *this* (the thief), whose queue must be empty. Takes a batch from the
-  // head of `victim` into this queue and returns one of the stolen tasks to run now (the newest
-  // of the batch; the others stay queued here), or nullptr if the victim had none. *moved is
-  // set to the batch size. Go's runqsteal.
-  Task* steal_from(LocalRunQueue& victim, StealAmount amount, std::uint32_t* moved) noexcept {
+  // head of `victim` and returns one of the stolen tasks to run now, or nullptr if the victim had
+  // none; the others go into this queue in the victim's order. *moved is set to the batch size.
+  // Go's runqsteal.
+  //
+  // Which stolen task runs now: the one that `order` (the thief's own pops) would otherwise reach
+  // last, so that no stolen task waits behind the whole batch. FIFO (Go's order): the newest, as
+  // runqsteal does. LIFO: the oldest. A LIFO thief that ran the newest first would run the
+  // batch newest to oldest, and the oldest task, the one thieves take because it is most likely
+  // the largest, would start last: with one long task spawned first (loops one-long), the thief
+  // ran it after 99 short ones while its victim ran dry, and steal-half idled as much as fair.
+  Task* steal_from(LocalRunQueue& victim, StealAmount amount, LocalOrder order,
+                   std::uint32_t* moved) noexcept {
     const std::uint32_t mine = tail_.load(std::memory_order_relaxed);
     // The batch is written from our tail on, over slots an unfinished queue would still need.
     SCHEDLAB_ASSERT(count(head(top_.load(std::memory_order_relaxed)), mine) == 0,
                     "a thief steals only into its own empty queue");
     std::uint64_t top = victim.top_.load(std::memory_order_acquire);
     std::uint32_t k = 0;
+    Task* run_now = nullptr;
     for (;;) {
       // After top_: a tail read before it could predate a pop that top_ already shows.
       const std::uint32_t n = victim.count(head(top), victim.tail_.load(std::memory_order_acquire));
@@ -148,10 +157,14 @@ class LocalRunQueue {
       }
       k = amount == StealAmount::half ? n - n / 2 : amount == StealAmount::one ? 1 : n;
       if (k > capacity_) k = capacity_;  // a smaller thief queue than the victim's
-      for (std::uint32_t i = 0; i < k; ++i) {
-        slots_[(mine + i) & mask_].store(
-            victim.slots_[(head(top) + i) & victim.mask_].load(std::memory_order_relaxed),
-            std::memory_order_relaxed);
+      const std::uint32_t run_index = order == LocalOrder::lifo ? 0 : k - 1;
+      for (std::uint32_t i = 0, queued = 0; i < k; ++i) {
+        Task* t = victim.slots_[(head(top) + i) & victim.mask_].load(std::memory_order_relaxed);
+        if (i == run_index) {
+          run_now = t;
+        } else {
+          slots_[(mine + queued++) & mask_].store(t, std::memory_order_relaxed);
+        }
       }
       if (victim.top_.compare_exchange_weak(top, pack(head(top) + k, version(top)),
                                             std::memory_order_acq_rel, std::memory_order_acquire)) {
@@ -159,7 +172,6 @@ class LocalRunQueue {
       }
     }
     *moved = k;
-    Task* run_now = slots_[(mine + k - 1) & mask_].load(std::memory_order_relaxed);
     if (k > 1) publish_tail(mine + k - 1);
     return run_now;
   }

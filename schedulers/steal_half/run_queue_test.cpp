@@ -62,26 +62,46 @@ TEST(LocalRunQueue, StealTakesHalfRoundedUpFromTheHead) {
   LocalRunQueue victim(8), thief(8);
   for (Task& t : tasks) ASSERT_TRUE(victim.push(t));
   std::uint32_t moved = 0;
-  Task* run_now = thief.steal_from(victim, StealAmount::half, &moved);
+  Task* run_now = thief.steal_from(victim, StealAmount::half, LocalOrder::fifo, &moved);
   EXPECT_EQ(moved, 3u);
-  EXPECT_EQ(run_now, &tasks[2]) << "the newest of the stolen batch runs first";
+  EXPECT_EQ(run_now, &tasks[2]) << "a FIFO thief runs the newest of the batch first (Go)";
   EXPECT_EQ(thief.size(), 2u);
+  EXPECT_EQ(thief.pop(LocalOrder::fifo), &tasks[0]) << "then the rest, oldest first";
   EXPECT_EQ(victim.size(), 2u);
   EXPECT_EQ(victim.pop(LocalOrder::fifo), &tasks[3]) << "the victim keeps its newest tasks";
 }
 
-TEST(LocalRunQueue, StealAmountsOneAndAll) {
-  auto tasks = make_tasks(6);
-  LocalRunQueue victim(8), one(8), all(8);
+// A LIFO thief must start the oldest stolen task at once: run newest-first, the batch would
+// leave it, the task most worth moving, for last.
+TEST(LocalRunQueue, LifoThiefRunsTheOldestStolenTaskFirst) {
+  auto tasks = make_tasks(5);
+  LocalRunQueue victim(8), thief(8);
   for (Task& t : tasks) ASSERT_TRUE(victim.push(t));
   std::uint32_t moved = 0;
-  EXPECT_EQ(one.steal_from(victim, StealAmount::one, &moved), &tasks[0]);
-  EXPECT_EQ(moved, 1u);
-  EXPECT_EQ(all.steal_from(victim, StealAmount::all, &moved), &tasks[5]);
-  EXPECT_EQ(moved, 5u);
-  EXPECT_TRUE(victim.empty());
-  EXPECT_EQ(one.steal_from(victim, StealAmount::half, &moved), nullptr);
-  EXPECT_EQ(moved, 0u);
+  EXPECT_EQ(thief.steal_from(victim, StealAmount::half, LocalOrder::lifo, &moved), &tasks[0]);
+  EXPECT_EQ(moved, 3u);
+  EXPECT_EQ(thief.pop(LocalOrder::lifo), &tasks[2]) << "the rest keep the victim's order";
+  EXPECT_EQ(thief.pop(LocalOrder::lifo), &tasks[1]);
+  EXPECT_TRUE(thief.empty());
+  EXPECT_EQ(victim.size(), 2u);
+}
+
+TEST(LocalRunQueue, StealAmountsOneAndAll) {
+  for (const LocalOrder order : {LocalOrder::lifo, LocalOrder::fifo}) {
+    auto tasks = make_tasks(6);
+    LocalRunQueue victim(8), one(8), all(8);
+    for (Task& t : tasks) ASSERT_TRUE(victim.push(t));
+    std::uint32_t moved = 0;
+    EXPECT_EQ(one.steal_from(victim, StealAmount::one, order, &moved), &tasks[0]);
+    EXPECT_EQ(moved, 1u);
+    EXPECT_EQ(all.steal_from(victim, StealAmount::all, order, &moved),
+              order == LocalOrder::fifo ? &tasks[5] : &tasks[1]);
+    EXPECT_EQ(moved, 5u);
+    EXPECT_EQ(all.size(), 4u);
+    EXPECT_TRUE(victim.empty());
+    EXPECT_EQ(one.steal_from(victim, StealAmount::half, order, &moved), nullptr);
+    EXPECT_EQ(moved, 0u);
+  }
 }
 
 // One owner pushes every item once and pops some of them (LIFO or FIFO), overflowing into a
@@ -127,7 +147,7 @@ TEST_P(LocalRunQueueStress, EveryItemIsTakenExactlyOnce) {
         LocalRunQueue& victim = v == c.thieves ? owner : *thief_queues[static_cast<std::size_t>(v)];
         if (&victim == &mine) continue;
         std::uint32_t moved = 0;
-        if (Task* t = mine.steal_from(victim, StealAmount::half, &moved)) {
+        if (Task* t = mine.steal_from(victim, StealAmount::half, c.order, &moved)) {
           take(t);
           taken_total.fetch_add(1);
         }

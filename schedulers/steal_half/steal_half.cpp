@@ -591,7 +591,7 @@ class StealHalfPolicy final : public Policy {
         if (&victim == &p || victim.idle.load(std::memory_order_relaxed)) continue;
         w.stats.add(Counter::steal_attempts);
         std::uint32_t moved = 0;
-        if (Task* t = p.runq.steal_from(victim.runq, config_.steal, &moved)) {
+        if (Task* t = p.runq.steal_from(victim.runq, config_.steal, config_.order, &moved)) {
           w.stats.add(Counter::steals);
           w.stats.add(Counter::tasks_stolen, moved);
           if (w.tracing()) {

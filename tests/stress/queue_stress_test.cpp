@@ -313,7 +313,9 @@ void run_thief(QueueWorld& w, const QueueCase& c, int me, ThiefStats& st) {
     if (victim == &mine) victim = &w.owner;
     std::uint32_t moved = 0;
     stress::random_delay(rng);
-    Task* t = mine.steal_from(*victim, c.steal, &moved);
+    // Either order's choice of the task to run at once (run_queue.hpp), at random.
+    const LocalOrder run_order = (rng.next() & 1) ? LocalOrder::lifo : LocalOrder::fifo;
+    Task* t = mine.steal_from(*victim, c.steal, run_order, &moved);
     ++st.ops;
     if (t != nullptr) {
       if (moved == 0 || moved > mine.capacity()) ADD_FAILURE() << "steal moved " << moved;
