@@ -28,7 +28,8 @@
 //      work spreads over the Ps instead of one P draining it.
 //   4. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
 //      taking half (rounded up) of the first non-empty victim's queue. Half, because after one
-//      steal thief and victim hold about the same, so neither needs to steal again soon.
+//      steal thief and victim hold about the same, so neither needs to steal again soon. The
+//      thief runs one stolen task at once and queues the rest (run_queue.hpp steal_from).
 //   5. nothing anywhere: give P back to the idle list, recheck, park the M.
 //
 // Spinning: why idle threads neither burn the CPU nor miss work
@@ -80,6 +81,10 @@
 //   - An M that gives up its P lists itself idle in the same critical section. Go lists it
 //     later (stopm), and a wakep in between finds an idle P but no idle M and creates a thread;
 //     we create threads only when every existing one is busy or blocked.
+//   - Which stolen task the thief runs at once depends on its local order: the newest under
+//     FIFO (Go's runqsteal), the oldest under LIFO. Go's choice under a LIFO owner would run the
+//     batch newest to oldest and start the oldest, likely largest, task last: on loops one-long
+//     the thief ran the long task after 99 short ones and idled as much as fair.
 //   - runnext cannot be stolen. Go lets a thief take it in its last pass, after sleeping 3 µs
 //     so the owner (likely about to run it) gets there first; that costs the owner an atomic
 //     exchange on every pop of runnext. Ours is a plain pointer: the newest task of each P is
