@@ -93,6 +93,7 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
 Measurement Subject::measure(Workload& w, bool traced) {
   Measurement m = measure_run(w, traced);
   m.work_span_ratio = w.work_span_ratio();
+  m.round_robin_ratio = w.round_robin_ratio(processors());
   return m;
 }
 

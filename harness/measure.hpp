@@ -83,6 +83,9 @@ struct Measurement {
   MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
   // The workload's total work over its longest task: no schedule can speed it up more.
   std::optional<double> work_span_ratio;
+  // What a static split of the workload's task lengths over this run's processors loses
+  // (Workload::round_robin_ratio).
+  std::optional<double> round_robin_ratio;
   // Valgrind's counts of the measured region, when it ran under the simulator (sim.hpp).
   std::optional<SimCounts> sim;
   // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
@@ -100,6 +103,9 @@ class Subject {
   Measurement measure(Workload& w, bool traced);
 
  protected:
+  // The processors the scheduler runs tasks on (GOMAXPROCS): the case's thread count, 1 for
+  // serial.
+  virtual unsigned processors() const = 0;
   // The subject's own part of measure(): run, time, count, check.
   virtual Measurement measure_run(Workload& w, bool traced) = 0;
 };
@@ -112,6 +118,7 @@ class ProcessSubject : public Subject {
   void warm_up(Workload&, unsigned) final {}
 
  protected:
+  unsigned processors() const final { return case_.threads; }
   const Case case_;
 };
 
@@ -140,6 +147,7 @@ class InProcessSubject final : public Subject {
 
  protected:
   Measurement measure_run(Workload& w, bool traced) override;
+  unsigned processors() const override { return scheduler_->threads(); }
 
  private:
   Measurement run_timed(Workload& w, bool traced);

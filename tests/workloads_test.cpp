@@ -89,6 +89,25 @@ TEST(Workloads, IomixMissingFileIsAClearError) {
   EXPECT_FALSE(std::filesystem::exists(dir)) << "cleanup left " << dir;
 }
 
+// round_robin_ratio by hand. one-long, 200 tasks of 1000: task 0 runs 100,000, the rest 1000
+// (W = 299,000). On 2 processors the static split puts task 0 and 99 short ones on processor
+// 0 (199,000) and the best is W/2 = 149,500: 199,000 / 149,500. On 4: 100,000 + 49,000 =
+// 149,000 over max(74,750, 100,000). Uniform splits evenly: 1. One processor: 1.
+TEST(Workloads, LoopsRoundRobinRatioByHand) {
+  const WorkloadEntry& loops = find_workload("loops");
+  auto one_long = loops.make(resolve_params(loops.params, {{"tasks", "200"}, {"iters", "1000"}, {"skew", "one-long"}}, "loops"));
+  EXPECT_DOUBLE_EQ(*one_long->round_robin_ratio(2), 199000.0 / 149500.0);
+  EXPECT_DOUBLE_EQ(*one_long->round_robin_ratio(4), 149000.0 / 100000.0);
+  EXPECT_DOUBLE_EQ(*one_long->round_robin_ratio(1), 1.0);
+  auto last = loops.make(resolve_params(loops.params, {{"tasks", "200"}, {"iters", "1000"}, {"skew", "one-long"}, {"long-at", "last"}}, "loops"));
+  EXPECT_DOUBLE_EQ(*last->round_robin_ratio(2), 199000.0 / 149500.0) << "task 199 and 99 others on processor 1";
+  auto uniform = loops.make(resolve_params(loops.params, {{"tasks", "200"}, {"iters", "1000"}}, "loops"));
+  EXPECT_DOUBLE_EQ(*uniform->round_robin_ratio(2), 1.0);
+  EXPECT_DOUBLE_EQ(*uniform->round_robin_ratio(3), 67000.0 / (200000.0 / 3)) << "200 = 67 + 67 + 66 tasks";
+  const WorkloadEntry& fib = find_workload("fib");
+  EXPECT_FALSE(fib.make(resolve_params(fib.params, {{"n", "10"}}, "fib"))->round_robin_ratio(2).has_value());
+}
+
 TEST(Workloads, BadSizesAreRefused) {
   const WorkloadEntry& locality = find_workload("locality");
   EXPECT_THROW(locality.make(resolve_params(locality.params, {{"bytes", "3000"}}, "locality")), std::invalid_argument);

@@ -30,6 +30,12 @@ class Workload {
   // Total work over the longest task (W / Lmax), when the workload knows its task lengths:
   // on P processors no schedule beats an efficiency of min(1, W / (P x Lmax)).
   virtual std::optional<double> work_span_ratio() const { return std::nullopt; }
+  // What a static split must lose on these task lengths: the makespan of binding task i to
+  // processor i mod P (fair's rule) over the best any schedule reaches, max(W/P, Lmax), both
+  // from the lengths alone (no overhead, equal processors). 1 where the split is perfect. The
+  // claims leave out a configuration where this leaves a stealing design too little to win
+  // (criteria.toml, `room`).
+  virtual std::optional<double> round_robin_ratio(unsigned /*processors*/) const { return std::nullopt; }
   // Removes what prepare() made. Called even when a run failed.
   virtual void cleanup() {}
   // What an external twin of this workload (the Go reference programs) needs beyond the

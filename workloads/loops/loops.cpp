@@ -52,6 +52,17 @@ class LoopsWorkload final : public Workload {
     return static_cast<double>(expected_) / static_cast<double>(longest);
   }
 
+  std::optional<double> round_robin_ratio(unsigned processors) const override {
+    if (lengths_.empty() || processors == 0) return std::nullopt;
+    std::vector<std::uint64_t> per_processor(processors, 0);
+    for (std::size_t i = 0; i < lengths_.size(); ++i) per_processor[i % processors] += lengths_[i];
+    const double split = static_cast<double>(*std::max_element(per_processor.begin(), per_processor.end()));
+    const double longest = static_cast<double>(*std::max_element(lengths_.begin(), lengths_.end()));
+    const double best = std::max(static_cast<double>(expected_) / processors, longest);
+    if (best == 0) return std::nullopt;
+    return split / best;
+  }
+
  private:
   const LoopsParams params_;
   const std::vector<std::uint64_t> lengths_;
