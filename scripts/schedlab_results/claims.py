@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .load import config_labels, modal_params, native, parse_params, simulated
-from .metrics import METRICS
+from .metrics import METRICS, ROOMS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
 CRITERIA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "criteria.toml")
@@ -55,6 +55,7 @@ class Part:
     min_effect: float
     why: str
     only_without_overflow: bool = False
+    room: str = ""  # metrics.ROOMS: configurations whose inputs leave the effect too little room are left out
 
     @property
     def threshold(self):
@@ -91,12 +92,13 @@ def load_criteria(path=CRITERIA):
                     _selector(spec.get("b"), where), list(spec["workloads"]),
                     dict(spec.get("where", {})), spec["threads"], spec["metric"], spec["kind"],
                     spec["expect"], float(spec["min_effect"]), spec["why"],
-                    bool(spec.get("only_without_overflow", False)))
+                    bool(spec.get("only_without_overflow", False)), spec.get("room", ""))
         checks = [(part.claim in claims, f"claim {part.claim!r}"),
                   (part.metric in METRICS, f"metric {part.metric!r}"),
                   (part.kind in KINDS, f"kind {part.kind!r}"),
                   (part.expect in EXPECTS, f"expect {part.expect!r}"),
                   (part.threads in THREADS, f"threads {part.threads!r}"),
+                  (part.room in ("", *ROOMS), f"room {part.room!r}"),
                   ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)")]
         problems = [what for ok, what in checks if not ok]
         if problems:
@@ -268,6 +270,29 @@ def _overflowed(cfg, mask_a):
     return pops is not None and pops.notna().any() and float(pops.median()) > 1
 
 
+ROOM_FACTOR = 2.0
+
+
+def _no_room(part, cfg, mask_a, threads):
+    """Why a configuration cannot decide the part, or "": its own inputs (the part's `room`)
+    allow an effect under ROOM_FACTOR times the smallest that counts. Then even a design that
+    did exactly what the claim says would show an effect at the threshold, and the verdict
+    would be a coin toss about it, not a test of the claim. Twice, so that an interval of
+    half-width up to the threshold around the allowed effect still clears it. Configurations
+    whose rows do not say (older CSVs) are judged."""
+    if not part.room:
+        return ""
+    rows = cfg[mask_a & (cfg["threads"] == threads)]
+    room = ROOMS[part.room]
+    allowed = room.allowed(part.metric, rows.iloc[0]) if len(rows) else math.nan
+    need = ROOM_FACTOR * part.threshold
+    if math.isnan(allowed) or allowed >= need:
+        return ""
+    scale = (lambda v: f"{math.exp(v):.3g}×") if part.kind in ("ratio", "growth") else (lambda v: f"{v:.3g}")
+    return (f"{room.says} at most {scale(allowed)}, under the {scale(need)} a verdict needs "
+            f"({ROOM_FACTOR:g} times the smallest effect that counts)")
+
+
 def evaluate_part(part, rows_):
     result = PartResult(part)
     metric = METRICS[part.metric]
@@ -295,6 +320,9 @@ def evaluate_part(part, rows_):
             result.left_out.append(f"{label}: the root's queue overflowed to the global queue")
             continue
         for t in chosen:
+            if (why := _no_room(part, cfg, masks["a"], t)):
+                result.left_out.append(f"{label}, {t} threads: {why}")
+                continue
             xs, flagged = [], 0
             for _, block in _blocks(cfg):
                 x = _x(part, metric, block, masks, t)

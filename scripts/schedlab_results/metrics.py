@@ -100,6 +100,33 @@ def _efficiency_to_bound(row, block):
     return efficiency / bound
 
 
+def _static_split_loss(metric, row):
+    """What a static split (task i on processor i mod P, fair's rule) must lose on the row's
+    task lengths, on the scale a part judges `metric` on: from `round_robin_ratio` (the split's
+    makespan over the best possible, computed by the workload from the lengths; nothing
+    measured). time: log of that ratio. idle_share: the split's idle share minus the best
+    schedule's, bound x (1 - 1/ratio), where bound = min(1, W / (P x Lmax)) is the busy share
+    of the best schedule. NaN where the row does not say."""
+    ratio = _cell(row, "round_robin_ratio")
+    if metric == "time":
+        return math.log(ratio) if ratio > 0 else math.nan
+    if metric == "idle_share":
+        bound = min(1.0, _cell(row, "work_span_ratio") / _cell(row, "threads"))
+        return bound * (1.0 - 1.0 / ratio) if ratio > 0 else math.nan
+    raise ValueError(f"room 'static_split' has no prediction for metric {metric!r}")
+
+
+@dataclass(frozen=True)
+class Room:
+    """What a configuration's own inputs allow a part's effect to be, computed, not measured
+    (criteria.toml, `room`)."""
+    allowed: Callable  # (metric, row) -> the largest effect, on the part's scale
+    says: str          # how the report names it: "... at most 1.1×"
+
+
+ROOMS = {"static_split": Room(_static_split_loss, "a static split of its task lengths loses")}
+
+
 METRICS = {m.name: m for m in [
     Metric("time", "time", True, lambda r, b: _cell(r, "wall_ns"), ("wall_ns",)),
     Metric("per_task", "time per task", True, lambda r, b: _cell(r, "ns_per_task"),

@@ -67,11 +67,15 @@ class Synthetic:
     """Rows for one part: per block, variant b at `base` and a at base x effect (kind ratio,
     growth), base + effect (difference) or effect (level), each with multiplicative noise."""
 
-    def __init__(self, part, seed=7):
+    def __init__(self, part, seed=7, round_robin_ratio=1.5):
         self.part = part
         self.rng = np.random.default_rng(seed)
         self.rows = []
         self.threads = 1 if part.threads == "one" else 2
+        # A part with a `room` reads the workload's round_robin_ratio (and work_span_ratio):
+        # 1.5 on 2 threads leaves room for 3x the smallest effect of every such part.
+        self.room = {"round_robin_ratio": round_robin_ratio, "work_span_ratio": 3.0} \
+            if part.room else {}
 
     def row(self, selector, rep, threads, columns):
         self.rows.append({"run_id": "synthetic", "preset": "", "source": "synthetic.csv",
@@ -79,7 +83,7 @@ class Synthetic:
                           "scheduler_params": params_text(selector),
                           "workload": self.part.workloads[0],
                           "workload_params": workload_params(self.part), "threads": threads,
-                          "rep": rep, **columns})
+                          "rep": rep, **self.room, **columns})
 
     def build(self, effect, jitter):
         part, t = self.part, self.threads
@@ -146,6 +150,44 @@ class EveryPartCanComeOutEachWay(unittest.TestCase):
                     self.assertEqual(result.verdict, expected,
                                      [(r.config, r.n, r.estimate, r.low, r.high, r.p_holm)
                                       for r in result.configs])
+
+
+class Room(unittest.TestCase):
+    """criteria.toml `room`: a configuration whose own inputs leave the effect too little room
+    is left out and named, not judged on a coin toss at the threshold."""
+
+    def parts(self):
+        parts = [p for p in claims.load_criteria().parts if p.room]
+        self.assertTrue(parts, "no part of criteria.toml names a room")
+        return parts
+
+    def test_a_configuration_without_room_is_left_out_and_named(self):
+        for part in self.parts():
+            with self.subTest(part=part.name):
+                held, _, _ = effects(part)
+                # A static split 2% off the best: even a perfect stealer wins at most 2%.
+                result = judge(part, Synthetic(part, round_robin_ratio=1.02).build(*held))
+                self.assertEqual(result.verdict, claims.NOT_MEASURED)
+                self.assertEqual(result.configs, [])
+                self.assertEqual(len(result.left_out), 1, result.left_out)
+                self.assertIn("a static split of its task lengths loses at most", result.left_out[0])
+
+    def test_with_room_the_part_can_still_come_out_not_held(self):
+        for part in self.parts():
+            with self.subTest(part=part.name):
+                _, not_held, _ = effects(part)
+                result = judge(part, Synthetic(part, round_robin_ratio=1.5).build(*not_held))
+                self.assertEqual(result.verdict, claims.NOT_HELD)
+                self.assertEqual(result.left_out, [])
+
+    def test_rows_that_do_not_say_are_judged(self):
+        for part in self.parts():
+            with self.subTest(part=part.name):
+                held, _, _ = effects(part)
+                synthetic = Synthetic(part).build(*held)
+                for row in synthetic.rows:
+                    del row["round_robin_ratio"]
+                self.assertEqual(judge(part, synthetic).verdict, claims.HELD)
 
 
 class NoiseFloor(unittest.TestCase):
