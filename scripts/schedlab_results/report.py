@@ -96,7 +96,9 @@ def claims_blocks(table):
         "smallest effect that counts (and, for times, the noise floor) with p < 0.05; not held: "
         "the interval excludes that effect; inconclusive: neither. The criteria, each with its "
         "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
-        "oversubscribed thread counts, and blocks with a flagged repetition. Rows run under "
+        "oversubscribed thread counts, blocks with a flagged repetition, and, for a part with "
+        "a `room`, configurations whose own inputs allow less than twice the smallest effect "
+        "that counts (the fair-split parts: `round_robin_ratio`). Rows run under "
         "Valgrind's simulator count only for the cache part, which names its source.")
     blocks = [doc.Paragraph(noise_text(table.noise))]
     rows = []
