@@ -98,7 +98,8 @@ def load_criteria(path=CRITERIA):
                   (part.kind in KINDS, f"kind {part.kind!r}"),
                   (part.expect in EXPECTS, f"expect {part.expect!r}"),
                   (part.threads in THREADS, f"threads {part.threads!r}"),
-                  (part.room in ("", *ROOMS), f"room {part.room!r}"),
+                  (not part.room or part.metric in getattr(ROOMS.get(part.room), "metrics", ()),
+                   f"room {part.room!r} for metric {part.metric!r}"),
                   ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)")]
         problems = [what for ok, what in checks if not ok]
         if problems:
