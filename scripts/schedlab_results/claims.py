@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .load import config_labels, modal_params, native, parse_params, simulated
+from .load import config_labels, flagged, modal_params, native, parse_params
 from .metrics import METRICS, ROOMS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
@@ -120,7 +120,7 @@ class Rows:
         self.rows = rows.assign(
             _params=[parse_params(p) for p in rows["scheduler_params"]],
             _over=_oversubscribed(rows, results.files),
-            _flagged=_flagged(rows))
+            _flagged=flagged(rows))
         configs = list(zip(self.rows["workload"], self.rows["workload_params"]))
         self.labels = config_labels(set(configs))
         self.defaults = _defaults(results, self.rows)
@@ -147,14 +147,6 @@ class Rows:
                 continue
             out.append((self.labels[(workload, params)], cfg))
         return out
-
-
-def _flagged(rows):
-    """Repetitions another process may have disturbed (`noisy`). A simulated row never is: its
-    counts are the simulator's, which the machine's load cannot change."""
-    if "noisy" not in rows:
-        return False
-    return (rows["noisy"].fillna(0).astype(float) > 0) & ~simulated(rows)
 
 
 def _oversubscribed(rows, files):
@@ -283,9 +275,9 @@ def _no_room(part, cfg, mask_a, threads):
     whose rows do not say (older CSVs) are judged."""
     if not part.room:
         return ""
-    rows = cfg[mask_a & (cfg["threads"] == threads)]
+    row = _row(cfg, mask_a, threads)
     room = ROOMS[part.room]
-    allowed = room.allowed(part.metric, rows.iloc[0]) if len(rows) else math.nan
+    allowed = room.allowed(part.metric, row) if row is not None else math.nan
     need = ROOM_FACTOR * part.threshold
     if math.isnan(allowed) or allowed >= need:
         return ""

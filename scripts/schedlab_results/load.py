@@ -84,9 +84,7 @@ class Results:
         empty when no sidecar says (runs older than the list)."""
         names = []
         for f in self.files:
-            listed = f.meta.get("peers")
-            if isinstance(listed, list):
-                names += [n for n in listed if isinstance(n, str) and n not in names]
+            names += [n for n in f.meta.get("peers", []) if n not in names]
         return names
 
     def why_unmeasured(self, column):
@@ -107,6 +105,15 @@ def simulated(rows):
 def native(rows):
     """The rows that ran natively: the only ones whose times and scheduler behaviour count."""
     return rows[~simulated(rows)]
+
+
+def flagged(rows):
+    """Mask of the repetitions another process may have disturbed (`noisy`). A simulated row
+    never is: its counts are the simulator's, which the machine's load cannot change. CSVs
+    without the column have none."""
+    if "noisy" not in rows:
+        return pd.Series(False, index=rows.index)
+    return (rows["noisy"].fillna(0).astype(float) > 0) & ~simulated(rows)
 
 
 def parse_params(text):
@@ -141,9 +148,11 @@ def _read_meta(csv_path):
     if not isinstance(meta, dict):
         return {}, f"sidecar {os.path.basename(path)} is not a JSON object"
     # The rest of the package trusts these shapes; drop what does not have them.
-    for key, kind in (("machine", dict), ("counters", dict), ("notes", list)):
+    for key, kind in (("machine", dict), ("counters", dict), ("notes", list), ("peers", list)):
         if not isinstance(meta.get(key, kind()), kind):
             del meta[key]
+    if "peers" in meta:
+        meta["peers"] = [n for n in meta["peers"] if isinstance(n, str)]
     if not isinstance(meta.get("counters", {}).get("unavailable", {}), dict):
         del meta["counters"]["unavailable"]
     return meta, ""

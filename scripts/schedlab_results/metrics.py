@@ -87,6 +87,12 @@ def cache_source(rows):
     return rows.iloc[0:0], ""
 
 
+def _best_busy_share(row):
+    """The busy share of the best schedule the task lengths allow: min(1, W / (P x Lmax))
+    (`work_span_ratio` = W / Lmax)."""
+    return min(1.0, _cell(row, "work_span_ratio") / _cell(row, "threads"))
+
+
 def _efficiency_to_bound(row, block):
     """Parallel efficiency T_serial / (P x T_P) over the best the task lengths allow,
     min(1, W / (P x Lmax)) (`work_span_ratio` = W / Lmax). T_serial: serial's time in the same
@@ -94,10 +100,8 @@ def _efficiency_to_bound(row, block):
     serial = block[block["scheduler"] == "serial"]
     if serial.empty:
         return math.nan
-    threads = _cell(row, "threads")
-    efficiency = _cell(serial.iloc[0], "wall_ns") / (threads * _cell(row, "wall_ns"))
-    bound = min(1.0, _cell(row, "work_span_ratio") / threads)
-    return efficiency / bound
+    efficiency = _cell(serial.iloc[0], "wall_ns") / (_cell(row, "threads") * _cell(row, "wall_ns"))
+    return efficiency / _best_busy_share(row)
 
 
 def _static_split_loss(metric, row):
@@ -111,8 +115,7 @@ def _static_split_loss(metric, row):
     if metric == "time":
         return math.log(ratio) if ratio > 0 else math.nan
     if metric == "idle_share":
-        bound = min(1.0, _cell(row, "work_span_ratio") / _cell(row, "threads"))
-        return bound * (1.0 - 1.0 / ratio) if ratio > 0 else math.nan
+        return _best_busy_share(row) * (1.0 - 1.0 / ratio) if ratio > 0 else math.nan
     raise ValueError(f"room 'static_split' has no prediction for metric {metric!r}")  # load_criteria refuses it
 
 

@@ -550,17 +550,14 @@ def peer_tables(rows, peers):
             continue
         cost = summarise(crows, "ns_per_task").rename(columns={"variant": "group", "threads": "bar"})
         medians = summarise(crows, "wall_ns")
-        speedups = []
-        for variant, vmed in medians.groupby("variant"):
-            one = vmed[vmed["threads"] == 1]
-            for _, r in vmed[vmed["threads"] > 1].iterrows():
-                if not one.empty:
-                    ratio = one["median"].iloc[0] / r["median"]
-                    # One ratio of medians: no interval and no Hodges-Lehmann centre
-                    # (cluster_bars falls back to the median and to min/max).
-                    speedups.append({"group": variant, "bar": r["threads"], "median": ratio,
-                                     "centre": math.nan, "min": ratio, "max": ratio,
-                                     "low": math.nan, "high": math.nan})
+        # speedup_lines without a serial reference gives only the own-1-thread lines. One ratio
+        # of medians per bar: no interval and no Hodges-Lehmann centre (cluster_bars falls back
+        # to the median and to min/max).
+        speedups = [{"group": variant, "bar": t, "median": ratio, "centre": math.nan,
+                     "min": ratio, "max": ratio, "low": math.nan, "high": math.nan}
+                    for variant, _, threads, ratios in speedup_lines(medians, medians.iloc[0:0],
+                                                                     workload, params)
+                    for t, ratio in zip(threads, ratios) if t > 1]
         out.append((f"{workload} {params}".strip(), cost, pd.DataFrame(speedups)))
     return out
 

@@ -5,7 +5,7 @@ import math
 import os
 
 from . import claims, doc
-from .load import CASE_KEY, native, natural_key
+from .load import CASE_KEY, flagged, native, natural_key
 from .stats import summarise
 
 def flatten(obj, prefix=""):
@@ -114,14 +114,14 @@ def claims_blocks(table):
         last_claim = part.claim
         left_out = "; ".join(pr.left_out) or "none"
         for i, r in enumerate(pr.configs or [None]):
-            lead = first + [left_out] if i == 0 else [""] * 5
+            head, tail = (first, left_out) if i == 0 else ([""] * 4, "")
             if r is None:
-                rows.append(lead[:4] + ["no matching rows", "n/a", "n/a", "", lead[4]])
+                rows.append(head + ["no matching rows", "n/a", "n/a", "", tail])
                 continue
-            flagged = f", {r.flagged} flagged left out" if r.flagged else ""
-            config = f"{r.config}, {r.threads} thread{'s' if r.threads != '1' else ''} ({r.n} blocks{flagged})"
-            rows.append(lead[:4] + [config, claims.format_effect(part, r.estimate, r.low, r.high),
-                                    claims.format_p(r.p_holm), r.verdict, lead[4]])
+            left = f", {r.flagged} flagged left out" if r.flagged else ""
+            config = f"{r.config}, {r.threads} thread{'s' if r.threads != '1' else ''} ({r.n} blocks{left})"
+            rows.append(head + [config, claims.format_effect(part, r.estimate, r.low, r.high),
+                                claims.format_p(r.p_holm), r.verdict, tail])
     blocks.append(doc.Table(["Claim", "Part", "Part verdict", "Compared", "Configuration",
                              "Effect [95% interval]", "p (Holm)", "Verdict", "Left out"], rows))
     blocks.append(method)  # after the table: the verdicts are what a reader came for
@@ -145,7 +145,7 @@ def _flagged(results):
     rows = native(results.rows)
     if "noisy" not in rows or not rows["noisy"].notna().any():
         return None
-    return rows.assign(_f=rows["noisy"].fillna(0) > 0)
+    return rows.assign(_f=flagged(rows))
 
 
 def flagged_blocks(results):
