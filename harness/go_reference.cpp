@@ -212,7 +212,7 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
   return runs;
 }
 
-Measurement GoProgramSubject::measure_run(Workload& w, bool /*traced: no timeline from Go*/) {
+Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline from Go*/) {
   std::vector<std::pair<std::string, std::string>> args;
   for (const ParamSpec& p : case_.workload->params) args.emplace_back(p.name, case_.workload_params.at(p.name));
   for (auto& extra : w.external_args()) args.push_back(std::move(extra));

@@ -59,9 +59,7 @@ class GoProgramSubject final : public ProcessSubject {
  public:
   GoProgramSubject(const Case& c, unsigned warmup, unsigned schedtrace_ms)
       : ProcessSubject(c), warmup_(warmup), schedtrace_ms_(schedtrace_ms) {}
-
- protected:
-  Measurement measure_run(Workload& w, bool traced) override;
+  Measurement measure(Workload& w, bool traced) override;
 
  private:
   const unsigned warmup_;

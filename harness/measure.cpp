@@ -90,13 +90,6 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
   return m;
 }
 
-Measurement Subject::measure(Workload& w, bool traced) {
-  Measurement m = measure_run(w, traced);
-  m.work_span_ratio = w.work_span_ratio();
-  m.round_robin_ratio = w.round_robin_ratio(processors());
-  return m;
-}
-
 void settle_task_count(Measurement& m, std::optional<std::uint64_t> observed,
                        std::optional<std::uint64_t> expected_spawned, const std::string& label) {
   // Exactly once, checked on every run where both sides are known.
@@ -120,7 +113,7 @@ void InProcessSubject::warm_up(Workload& w, unsigned runs) {
   for (unsigned i = 0; i < runs; ++i) (void)measure(w, false);
 }
 
-Measurement InProcessSubject::measure_run(Workload& w, bool traced) {
+Measurement InProcessSubject::measure(Workload& w, bool traced) {
   Measurement m;
   try {
     m = run_timed(w, traced);

@@ -71,6 +71,13 @@ struct MachineSample {
 MachineSample sample_machine();
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after);
 
+// What the workload says about itself for one case, computed, not measured. The same for every
+// repetition of the case, so the runner asks once per case and copies it into each Measurement.
+struct WorkloadFacts {
+  std::optional<double> work_span_ratio;    // Workload::work_span_ratio()
+  std::optional<double> round_robin_ratio;  // Workload::round_robin_ratio(the case's threads)
+};
+
 // What one repetition measured. An absent value is "not measured", never 0.
 struct Measurement {
   double wall_ns = 0;  // the measured region: Scheduler::run of the workload's root task
@@ -81,11 +88,7 @@ struct Measurement {
   std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
   MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
-  // The workload's total work over its longest task: no schedule can speed it up more.
-  std::optional<double> work_span_ratio;
-  // What a static split of the workload's task lengths over this run's processors loses
-  // (Workload::round_robin_ratio).
-  std::optional<double> round_robin_ratio;
+  WorkloadFacts facts;  // of the case this measurement belongs to (set by the runner)
   // Valgrind's counts of the measured region, when it ran under the simulator (sim.hpp).
   std::optional<SimCounts> sim;
   // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
@@ -98,16 +101,10 @@ class Subject {
   virtual ~Subject() = default;
   // `runs` untimed runs before the repetitions (pools filled, caches warm).
   virtual void warm_up(Workload& w, unsigned runs) = 0;
-  // One measured repetition, checked. `traced`: record a timeline of it, if tracing is on.
-  // Throws std::runtime_error for a wrong result, a task count mismatch or a failed run.
-  Measurement measure(Workload& w, bool traced);
-
- protected:
-  // The processors the scheduler runs tasks on (GOMAXPROCS): the case's thread count, 1 for
-  // serial.
-  virtual unsigned processors() const = 0;
-  // The subject's own part of measure(): run, time, count, check.
-  virtual Measurement measure_run(Workload& w, bool traced) = 0;
+  // One measured repetition, checked: run, time, count, check. `traced`: record a timeline of
+  // it, if tracing is on. Throws std::runtime_error for a wrong result, a task count mismatch
+  // or a failed run.
+  virtual Measurement measure(Workload& w, bool traced) = 0;
 };
 
 // A Subject whose every repetition is another process (the Go twin, schedlab under Valgrind):
@@ -118,7 +115,6 @@ class ProcessSubject : public Subject {
   void warm_up(Workload&, unsigned) final {}
 
  protected:
-  unsigned processors() const final { return case_.threads; }
   const Case case_;
 };
 
@@ -140,14 +136,11 @@ class InProcessSubject final : public Subject {
   InProcessSubject(std::unique_ptr<Scheduler> scheduler, std::string label, std::string name,
                    Watchers watchers);
   void warm_up(Workload& w, unsigned runs) override;
+  Measurement measure(Workload& w, bool traced) override;
   Scheduler& scheduler() { return *scheduler_; }
   // The next run's measured region is the simulator's: bracketed by its client requests
   // (sim.hpp). Used by the simulated child, after its warm-up runs.
   void bracket_next_run_for_simulator() { bracket_next_ = true; }
-
- protected:
-  Measurement measure_run(Workload& w, bool traced) override;
-  unsigned processors() const override { return scheduler_->threads(); }
 
  private:
   Measurement run_timed(Workload& w, bool traced);

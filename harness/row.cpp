@@ -162,13 +162,13 @@ void workload_facts(std::vector<Column>& s) {
                "total work over the longest task (W / Lmax): no schedule on P threads beats an efficiency "
                "of min(1, W / (P x Lmax))",
                "the workload does not know its task lengths (every workload but loops)",
-               [](const RowContext& r) { return optional_cell(r.m.work_span_ratio, 3); }});
+               [](const RowContext& r) { return optional_cell(r.m.facts.work_span_ratio, 3); }});
   s.push_back({"round_robin_ratio", T::real, "", "workload",
                "what a static split must lose on these task lengths: the makespan of task i on processor "
                "i mod P (fair's rule) over the best possible, max(W/P, Lmax), computed from the lengths, "
                "not measured; the claims judge fair against stealing only where it leaves room",
                "the workload does not know its task lengths (every workload but loops)",
-               [](const RowContext& r) { return optional_cell(r.m.round_robin_ratio, 3); }});
+               [](const RowContext& r) { return optional_cell(r.m.facts.round_robin_ratio, 3); }});
 }
 
 // What else ran: a repetition is compared with others of its block only if the machine was

@@ -74,6 +74,7 @@ struct RunState {
 // destroyed and built again (see run_block).
 struct LiveCase {
   const Case* c;
+  WorkloadFacts facts;  // asked once per case: every repetition's is the same
   std::unique_ptr<Subject> subject;
   CaseResult result;
   std::uint64_t last_used = 0;
@@ -157,6 +158,7 @@ class BlockRepetition {
     while (!measured_.empty()) {
       auto& [l, m] = measured_.front();
       m.machine = load;
+      m.facts = l->facts;
       run_.out.csv().write_row(
           row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, run_.block, rep_, m}));
       l->result.wall_ns.push_back(m.wall_ns);
@@ -216,7 +218,10 @@ bool run_block(const Case* first, const Case* last, RunState& run) {
 
   workload = first->workload->make(first->workload_params);
   workload->prepare();
-  for (const Case* c = first; c != last; ++c) block.push_back(LiveCase{c, nullptr, CaseResult{*c, run.block, {}, {}, NAN}});
+  for (const Case* c = first; c != last; ++c) {
+    const WorkloadFacts facts{workload->work_span_ratio(), workload->round_robin_ratio(c->threads)};
+    block.push_back(LiveCase{c, facts, nullptr, CaseResult{*c, run.block, {}, {}, NAN}});
+  }
   std::vector<LiveCase*> order;
   for (LiveCase& l : block) order.push_back(&l);
   for (unsigned rep = 0; rep < run.request.reps; ++rep) {

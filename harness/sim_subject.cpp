@@ -124,7 +124,7 @@ struct ScratchDir {
 
 }  // namespace
 
-Measurement SimSubject::measure_run(Workload&, bool) {
+Measurement SimSubject::measure(Workload&, bool) {
   if (const auto why = simulator_unavailable()) throw std::runtime_error("simulated run: " + *why);
   const ScratchDir dir;
   const std::string dump = (dir.path / "callgrind.out").string();

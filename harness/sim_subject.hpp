@@ -1,7 +1,7 @@
 // sim_subject.hpp: the Subject of a simulated case (`--counters sim`): each repetition is a
 // child process, schedlab itself under Valgrind's cache simulator (counters/sim.hpp).
 //
-//   parent: SimSubject::measure_run ──spawn──► valgrind --tool=callgrind --cache-sim=yes ...
+//   parent: SimSubject::measure ──spawn──► valgrind --tool=callgrind --cache-sim=yes ...
 //             /proc/self/exe simulated-repetition --request JSON --out FILE
 //   child:  build the case, prepare, warm up, then ONE measured repetition through the same
 //           InProcessSubject protocol as a native run, its region bracketed by callgrind's
@@ -33,11 +33,9 @@ struct SimSettings {
 class SimSubject final : public ProcessSubject {
  public:
   SimSubject(const Case& c, SimSettings settings) : ProcessSubject(c), settings_(std::move(settings)) {}
-
- protected:
   // Throws std::runtime_error carrying the child's own error (wrong result, task count) or
   // naming what failed (Valgrind missing, killed, no dump).
-  Measurement measure_run(Workload& w, bool traced) override;
+  Measurement measure(Workload& w, bool traced) override;
 
  private:
   const SimSettings settings_;

@@ -28,7 +28,8 @@ class LoopsWorkload final : public Workload {
  public:
   explicit LoopsWorkload(const LoopsParams& p)
       : params_(p), lengths_(loop_lengths(p.tasks, p.iters, p.skew, p.seed, p.long_at)),
-        expected_(std::accumulate(lengths_.begin(), lengths_.end(), std::uint64_t{0})) {}
+        expected_(std::accumulate(lengths_.begin(), lengths_.end(), std::uint64_t{0})),
+        longest_(lengths_.empty() ? 0 : *std::max_element(lengths_.begin(), lengths_.end())) {}
 
   void run() override {
     total_.store(0, std::memory_order_relaxed);
@@ -47,9 +48,8 @@ class LoopsWorkload final : public Workload {
 
   std::optional<std::uint64_t> expected_tasks() const override { return params_.tasks; }
   std::optional<double> work_span_ratio() const override {
-    const std::uint64_t longest = lengths_.empty() ? 0 : *std::max_element(lengths_.begin(), lengths_.end());
-    if (longest == 0) return std::nullopt;
-    return static_cast<double>(expected_) / static_cast<double>(longest);
+    if (longest_ == 0) return std::nullopt;
+    return static_cast<double>(expected_) / static_cast<double>(longest_);
   }
 
   std::optional<double> round_robin_ratio(unsigned processors) const override {
@@ -57,8 +57,7 @@ class LoopsWorkload final : public Workload {
     std::vector<std::uint64_t> per_processor(processors, 0);
     for (std::size_t i = 0; i < lengths_.size(); ++i) per_processor[i % processors] += lengths_[i];
     const double split = static_cast<double>(*std::max_element(per_processor.begin(), per_processor.end()));
-    const double longest = static_cast<double>(*std::max_element(lengths_.begin(), lengths_.end()));
-    const double best = std::max(static_cast<double>(expected_) / processors, longest);
+    const double best = std::max(static_cast<double>(expected_) / processors, static_cast<double>(longest_));
     if (best == 0) return std::nullopt;
     return split / best;
   }
@@ -67,6 +66,7 @@ class LoopsWorkload final : public Workload {
   const LoopsParams params_;
   const std::vector<std::uint64_t> lengths_;
   const std::uint64_t expected_;
+  const std::uint64_t longest_;
   std::atomic<std::uint64_t> total_{0};
 };
 
