@@ -356,8 +356,7 @@ void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
     ++iterations;
   }
   if (state.error_occurred() || iterations == 0) return;
-  state.counters["tasks"] = benchmark::Counter(tasks * iterations, benchmark::Counter::kAvgIterations);
-  state.counters["ns_per_task"] = benchmark::Counter(run_ns / (tasks * iterations));
+  report_counters(state, CounterSet{}, run_ns, tasks * iterations);  // no scheduler counters here
 }
 
 void register_raw_tbb(const Options& o) {

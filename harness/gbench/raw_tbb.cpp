@@ -10,16 +10,13 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "fib/fib.hpp"
+
 namespace schedlab {
 namespace {
 
-std::uint64_t serial_go(int n) { return n <= 2 ? 1 : serial_go(n - 1) + serial_go(n - 2); }
-std::uint64_t serial_cilk(int n) {
-  return n < 2 ? static_cast<std::uint64_t>(n) : serial_cilk(n - 1) + serial_cilk(n - 2);
-}
-
 std::uint64_t go_shape(int n, int cutoff) {
-  if (n <= 2 || n <= cutoff) return serial_go(n);
+  if (n <= 2 || n <= cutoff) return fib_serial_go(n);
   std::uint64_t a = 0, b = 0;
   tbb::task_group g;
   g.run([&a, n, cutoff] { a = go_shape(n - 1, cutoff); });
@@ -29,7 +26,7 @@ std::uint64_t go_shape(int n, int cutoff) {
 }
 
 std::uint64_t cilk_shape(int n, int cutoff) {
-  if (n < 2 || n <= cutoff) return serial_cilk(n);
+  if (n < 2 || n <= cutoff) return fib_serial_cilk(n);
   std::uint64_t a = 0;
   tbb::task_group g;
   g.run([&a, n, cutoff] { a = cilk_shape(n - 1, cutoff); });

@@ -20,14 +20,13 @@
 #include "api.hpp"
 
 namespace schedlab {
-namespace {
 
-// Serial leaves, with the base case of each shape (go: fib(1) = fib(2) = 1; cilk: fib(n) = n
-// for n < 2). Both compute the standard sequence for n >= 1.
 std::uint64_t fib_serial_go(int n) { return n <= 2 ? 1 : fib_serial_go(n - 1) + fib_serial_go(n - 2); }
 std::uint64_t fib_serial_cilk(int n) {
   return n < 2 ? static_cast<std::uint64_t>(n) : fib_serial_cilk(n - 1) + fib_serial_cilk(n - 2);
 }
+
+namespace {
 
 class FibWorkload final : public Workload {
  public:

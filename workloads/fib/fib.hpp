@@ -21,6 +21,11 @@ struct FibParams {
 inline constexpr int kFibMaxN = 50;  // fib(50) = 12586269025; beyond, the run would take hours
 
 std::uint64_t fib_reference(int n);                          // iterative, for checking
+// Serial leaves, with the base case of each shape (go: fib(1) = fib(2) = 1; cilk: fib(n) = n
+// for n < 2); both compute the standard sequence for n >= 1. Plain recursion, no schedlab type:
+// the raw oneTBB reference (harness/gbench/raw_tbb.cpp) uses the same leaves.
+std::uint64_t fib_serial_go(int n);
+std::uint64_t fib_serial_cilk(int n);
 std::uint64_t fib_go(int n, int cutoff);                     // must run inside Scheduler::run
 std::uint64_t fib_cilk(int n, int cutoff);                   // must run inside Scheduler::run
 std::uint64_t fib_tasks(FibShape shape, int n, int cutoff);  // tasks one call tree spawns
