@@ -32,7 +32,8 @@ inline constexpr bool kPinByDefault = false;
 // refuses to say).
 std::vector<int> allowed_cpus();
 
-// Not one of the workers: pinned_cpus gives the workers' CPUs together.
+// Not one of the workers: pinned_cpus gives the workers' CPUs together, as it does to any
+// `worker` at or past `workers` (a hand-off thread).
 inline constexpr unsigned kAnyWorker = UINT_MAX;
 
 // The CPUs the rule above gives thread `worker` (or kAnyWorker) of `workers`, out of `allowed`

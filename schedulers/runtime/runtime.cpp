@@ -123,9 +123,9 @@ void FiberRuntime::worker_main(Worker& w) {
   w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
   w.native_ = Fiber::for_current_thread();
   Worker* wp = &w;
-  if (!pinned) {
-    // fail() has said why; the worker leaves at once, as one that gets no first stack does.
-  } else if (Fiber* first = take_idle_fiber(w)) {
+  // Unpinned: fail() has said why, and the worker leaves at once, as one that gets no first
+  // stack does.
+  if (Fiber* first = pinned ? take_idle_fiber(w) : nullptr) {
     switch_fiber(*w.native_, *first, [wp, first] { wp->current_fiber_ = first; });
   }
   // Shutdown, or a failure. Every loop fiber that was running on this thread parked itself in
@@ -144,8 +144,9 @@ void FiberRuntime::worker_main(Worker& w) {
 
 bool FiberRuntime::pin(Worker& w) {
   if (!config_.pin) return true;
-  const std::string error = pin_worker(pin_cpus_, w.index() < config_.threads ? w.index() : kAnyWorker,
-                                       config_.threads, "worker thread " + std::to_string(w.index() + 1));
+  // A worker beyond --threads (a hand-off thread) gets the workers' shared set (pinned_cpus).
+  const std::string error = pin_worker(pin_cpus_, w.index(), config_.threads,
+                                       "worker thread " + std::to_string(w.index() + 1));
   if (!error.empty()) {
     fail(error);
     return false;

@@ -207,11 +207,12 @@ class TbbScheduler final : public Scheduler {
   // Binds the calling thread to its slot's CPU until arena_pin is reset; a refusal is kept for
   // run_root to throw (an observer must not throw).
   void pin_to_slot() {
-    arena_pin = std::make_unique<ScopedPin>(pinned_cpus(pin_cpus_, current_slot_cache, threads_));
+    arena_pin.emplace(pinned_cpus(pin_cpus_, current_slot_cache, threads_));
     if (const int err = arena_pin->error(); err != 0) pin_error_.store(err, std::memory_order_relaxed);
   }
   // The calling thread's pin while it is in a pinned arena (a thread is in one arena at a time).
-  static thread_local std::unique_ptr<ScopedPin> arena_pin;
+  // Held in place, not on the heap: entering the arena happens inside the measured region.
+  static thread_local std::optional<ScopedPin> arena_pin;
 
   unsigned slot_from_tbb() const {
     const int i = tbb::this_task_arena::current_thread_index();
@@ -279,7 +280,7 @@ class TbbScheduler final : public Scheduler {
 
 thread_local TbbScheduler::Frame* TbbScheduler::current_frame = nullptr;
 thread_local unsigned TbbScheduler::current_slot_cache = 0;
-thread_local std::unique_ptr<ScopedPin> TbbScheduler::arena_pin;
+thread_local std::optional<ScopedPin> TbbScheduler::arena_pin;
 
 }  // namespace
 
