@@ -40,17 +40,19 @@ struct FreeBlock {
 // Constant-initialised and trivially destructible, so that reaching it is one %fs-relative
 // access: a thread_local with a destructor is reached through a lazy-initialisation guard on
 // every access (callgrind: ~10 instructions of each allocation and each free). The blocks a
-// thread keeps are handed back when it exits by ReleaseAtExit, armed the first time the thread
-// keeps one. allocate/free are never inlined into their callers (this file has them), so a
-// caller that switches fibers between the two reaches each thread's own cache.
+// thread keeps are handed back when it exits by ReleaseAtExit, armed once per thread, the first
+// time it keeps one (`armed`, not the list's count: a list's step from 0 to 1 block recurs each
+// time a thread empties it and frees again). allocate/free are never inlined into their callers (this
+// file has them), so a caller that switches fibers between the two reaches each thread's own
+// cache.
 struct ThreadCache {
   FreeBlock* head[kClasses];
   std::uint32_t count[kClasses];
+  bool armed;
 };
 constinit thread_local ThreadCache tls_cache{};
 
 struct ReleaseAtExit {
-  bool armed = false;
   ~ReleaseAtExit() {
     for (std::size_t c = 0; c < kClasses; ++c) {
       while (FreeBlock* b = tls_cache.head[c]) {
@@ -62,9 +64,10 @@ struct ReleaseAtExit {
   }
 };
 
+// Naming the thread_local constructs it, which registers its destructor for this thread's exit.
 [[gnu::noinline]] void arm_release_at_exit() {
   static thread_local ReleaseAtExit release;
-  release.armed = true;
+  (void)&release;
 }
 
 }  // namespace
@@ -93,7 +96,10 @@ void free_task_memory(void* p) noexcept {
   if (kPooled && c < kClasses) {
     ThreadCache& tc = tls_cache;
     if (tc.count[c] < kKeep) {
-      if (tc.count[c] == 0) [[unlikely]] arm_release_at_exit();
+      if (!tc.armed) [[unlikely]] {
+        arm_release_at_exit();
+        tc.armed = true;
+      }
       auto* b = static_cast<FreeBlock*>(p);
       b->next = tc.head[c];
       tc.head[c] = b;
