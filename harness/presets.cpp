@@ -83,9 +83,10 @@ unsigned count(const json& v, const std::string& where) {
 }
 
 // A preset names every backend schedlab has; a build without some of them (the TSan build, or
-// one without oneTBB) runs the rest and says once per backend what it skipped.
-void skip_missing_backends(std::vector<std::string>& schedulers, const std::string& where) {
-  static std::set<std::string> said;
+// one without oneTBB) runs the rest and says once per backend and preset what it skipped (`said`:
+// the backends named so far while loading this preset).
+void skip_missing_backends(std::vector<std::string>& schedulers, const std::string& where,
+                           std::set<std::string>& said) {
   std::erase_if(schedulers, [&](const std::string& name) {
     const std::optional<std::string> why = missing_from_this_build(name);
     if (why && said.insert(name).second) {
@@ -142,6 +143,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   r.preset = name;
   if (p.contains("reps")) r.reps = count(p["reps"], where + ": reps");
   if (p.contains("warmup")) r.warmup = count(p["warmup"], where + ": warmup");
+  std::set<std::string> skipped;
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];
     const std::string at = where + ", run " + std::to_string(i + 1);
@@ -162,7 +164,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
         part.schedulers.push_back(name);
       }
     }
-    skip_missing_backends(part.schedulers, where);
+    skip_missing_backends(part.schedulers, where, skipped);
     if (part.schedulers.empty()) continue;  // every scheduler of this run is missing from the build
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");

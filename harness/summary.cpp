@@ -68,31 +68,30 @@ struct CaseStats {
   std::string vs_best_peer;  // vs_best_peer()'s cell
 };
 
-// The median time of `variant` on the same workload configuration (at the same thread count
-// if `same_threads`), NaN when it was not run. A simulated case is compared only with simulated
-// ones (Valgrind's times are not a native run's).
+// Whether `o` has times to compare `r` with: it ran, on the same workload configuration (at the
+// same thread count if `same_threads`). A simulated case is compared only with simulated ones
+// (Valgrind's times are not a native run's).
+bool comparable(const CaseResult& o, const CaseResult& r, bool same_threads) {
+  return !o.wall_ns.empty() && workload_key(o) == workload_key(r) && o.c.simulated == r.c.simulated &&
+         (!same_threads || o.c.threads == r.c.threads);
+}
+
+// The median time of `variant` where comparable() with r, NaN when it was not run.
 double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& variant,
                  bool same_threads) {
   for (const CaseResult& o : results) {
-    if (o.c.variant() == variant && workload_key(o) == workload_key(r) && o.c.simulated == r.c.simulated &&
-        (!same_threads || o.c.threads == r.c.threads) && !o.wall_ns.empty()) {
-      return median(o.wall_ns);
-    }
+    if (o.c.variant() == variant && comparable(o, r, same_threads)) return median(o.wall_ns);
   }
   return NAN;
 }
 
-// The fastest peer (registry.hpp: SchedulerEntry::peer) on the same workload configuration at
-// the same threads, simulated only with simulated (as reference()): "ratio (name)" of r's median
-// to its median, "-" when no peer ran.
+// The fastest peer (registry.hpp: SchedulerEntry::peer) comparable() with r at the same threads:
+// "ratio (name)" of r's median to its median, "-" when no peer ran.
 std::string vs_best_peer(const std::vector<CaseResult>& results, const CaseResult& r, double med) {
   const CaseResult* best = nullptr;
   double best_med = NAN;
   for (const CaseResult& o : results) {
-    if (!o.c.scheduler->peer || o.wall_ns.empty() || o.c.threads != r.c.threads ||
-        o.c.simulated != r.c.simulated || workload_key(o) != workload_key(r)) {
-      continue;
-    }
+    if (!o.c.scheduler->peer || !comparable(o, r, /*same_threads=*/true)) continue;
     const double m = median(o.wall_ns);
     if (best == nullptr || m < best_med) {
       best = &o;
