@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
-#include <vector>
 
 #include "../stats.hpp"
 #include "../task.hpp"
@@ -66,8 +65,8 @@ class alignas(64) Worker {
   WorkerStats stats;
   TraceBuffer trace;  // this worker's timeline when the runtime is tracing (trace.hpp)
   // True while the runtime records a timeline; set by the harness thread between runs (the
-  // root's submission orders it before the run's events; after the root finishes no worker
-  // records anything until new work arrives, so take_trace() reads quiescent buffers).
+  // root's submission orders it before the run's events). A worker woken late may still record
+  // after the root finished: the buffer's lock orders that against take_trace().
   std::atomic<bool> tracing_flag{false};
   bool tracing() const noexcept { return tracing_flag.load(std::memory_order_relaxed); }
   std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
@@ -118,7 +117,7 @@ class alignas(64) Worker {
   Fiber* native_ = nullptr;         // the thread's own stack
   Fiber* current_fiber_ = nullptr;  // the fiber running on this worker now
   Task* current_task_ = nullptr;    // the task running on it, nullptr in the loop
-  std::vector<Fiber*> idle_fibers_;  // this worker's fiber (and stack) pool
+  FiberPool idle_fibers_;           // this worker's fiber (and stack) pool
 };
 
 // The worker whose thread runs the caller, or nullptr outside the runtime's threads. Not inlined
