@@ -17,8 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <new>
 
 #include "runtime/fiber_guard.hpp"
 
@@ -99,6 +103,67 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
   report_crash_and_die(sig, info->si_code <= 0 && info->si_pid != ::getpid());
 }
 
+// An exception that escapes a thread's function ends the process through std::terminate. Ours
+// never do (each worker catches what its setup throws); a library's may: oneTBB's worker threads
+// start more workers, and when pthread_create fails there (ulimit -u, ulimit -v) its
+// std::runtime_error "pthread_create has failed: ..." escapes a TBB thread. Out of memory or
+// threads is the machine's limit, not a bug: it is reported like the other resource failures,
+// one line and exit status 1. Anything else is a bug and ends as the crash it is, core and all.
+std::terminate_handler g_previous_terminate = nullptr;
+
+[[noreturn]] void on_terminate() {
+  const char* what = nullptr;
+  try {
+    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const std::bad_alloc& e) {
+    what = e.what();
+  } catch (const std::exception& e) {
+    if (std::strstr(e.what(), "pthread_create") != nullptr) what = e.what();
+  } catch (...) {
+  }
+  if (what == nullptr) {
+    // libstdc++'s handler prints the exception's type and what(); its abort() reaches the SIGABRT
+    // handler, which names the case and marks the sidecar failed.
+    if (g_previous_terminate != nullptr) g_previous_terminate();
+    std::abort();
+  }
+  // Several of the library's threads may fail at once: the first reports, the rest wait for the
+  // _exit.
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) {
+    for (;;) ::pause();
+  }
+  Text error;
+  error.add("a thread of the scheduler ran out of threads or memory while running ")
+      .add(g_context)
+      .add(" (")
+      .add(what)
+      .add("); use fewer --threads or raise the limit (ulimit -u, ulimit -v); the rows written before it are kept");
+  Text line;
+  line.add("schedlab: error: ").add(error.buf).add("\n");
+  write_all(STDERR_FILENO, line.buf, line.len);
+  write_failed_last_words(error.buf);
+  ::_exit(1);
+}
+
+// A library may end the process with exit() in the middle of a run: libgomp does when it cannot
+// create a thread ("libgomp: Thread creation failed: ..."). atexit handlers still run, and the
+// sidecar must not be left saying "running". Prepared last words mean a run is in progress: the
+// harness clears them before any ordinary exit (Sidecar::finish and its destructor).
+void on_exit_during_run() {
+  const LastWords* w = g_words.load(std::memory_order_seq_cst);
+  if (w == nullptr || w->path.empty()) return;
+  Text error;
+  error.add("a library ended the process with exit() while running ")
+      .add(g_context)
+      .add(" (its message is above; for \"Thread creation failed\", use fewer --threads or raise the limit: "
+           "ulimit -u, ulimit -v); the rows written before it are kept");
+  Text line;
+  line.add("schedlab: error: ").add(error.buf).add("\n");
+  write_all(STDERR_FILENO, line.buf, line.len);
+  write_failed_last_words(error.buf);
+}
+
 }  // namespace
 
 void set_last_words(LastWords words) {
@@ -122,6 +187,8 @@ void install_crash_handlers() {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;  // a second fault takes the default
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+    std::atexit(on_exit_during_run);
+    g_previous_terminate = std::set_terminate(on_terminate);
   });
 }
 

@@ -35,7 +35,10 @@ void set_last_words(LastWords words);
 // to the case it is running.
 void set_overflow_context(const char* label) noexcept;
 // Installs the handlers of the fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) now, so
-// that a crash before or outside a fiber run leaves its report too. Idempotent.
+// that a crash before or outside a fiber run leaves its report too; an atexit handler for a
+// library that calls exit() during a run (libgomp); a terminate handler that reports a library
+// thread's escaped out-of-threads or out-of-memory exception (oneTBB) as a resource failure.
+// Idempotent.
 void install_crash_handlers();
 
 // ---- the writers: async-signal-safe, for signal handlers and the signal watcher ------------

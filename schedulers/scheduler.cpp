@@ -1,8 +1,11 @@
 #include "scheduler.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+
+#include "errno_text.hpp"
 
 namespace schedlab {
 namespace {
@@ -15,6 +18,20 @@ Scheduler* active_scheduler() noexcept { return g_active.load(std::memory_order_
 void note_unobserved_exception() noexcept { g_unobserved.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace detail
+
+ResourceError worker_thread_refused(const std::string& which, int error) {
+  return ResourceError("cannot start worker thread " + which + ": " + errno_text(error) +
+                       ": the process's limit on threads or memory is reached (ulimit -u, ulimit -v); use fewer "
+                       "--threads or raise the limit");
+}
+
+void worker_out_of_memory(char* out, std::size_t size, unsigned number, unsigned threads, const char* what,
+                          const char* cause) noexcept {
+  std::snprintf(out, size,
+                "worker thread %u of %u cannot get %s: the process's memory limit is reached (ulimit -v); use fewer "
+                "--threads or raise the limit (%s)",
+                number, threads, what, cause);
+}
 
 void Scheduler::run(const std::function<void()>& root) {
   Scheduler* expected = nullptr;

@@ -47,6 +47,16 @@ class ResourceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a backend that starts its own worker threads says when the kernel refuses one (the
+// std::system_error std::thread throws): `which` names the thread ("3 of 200"), `error` is the
+// errno. The message names the limits and the fix.
+ResourceError worker_thread_refused(const std::string& which, int error);
+// Writes into out (size bytes, no allocation: the process may have no memory left) what a
+// backend says when its worker thread `number` of `threads` started but cannot get `what` (memory
+// to start, its first fiber stack); `cause` is the exception's what().
+void worker_out_of_memory(char* out, std::size_t size, unsigned number, unsigned threads, const char* what,
+                          const char* cause) noexcept;
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;

@@ -1,7 +1,8 @@
 // What the runtime does when something goes wrong or blocks: a lost wake-up is reported as a
 // deadlock instead of a hang (and a woken thread the kernel has not run yet is not taken for a
-// lost one), a fiber stack overflow names the fix, and a blocking call hands the processor off
-// under steal-half (and does not under central).
+// lost one), a fiber stack overflow names the fix, a library that gives up on its threads ends
+// the run as a resource failure, and a blocking call hands the processor off under steal-half
+// (and does not under central).
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -237,6 +239,89 @@ TEST(Deadlock, WokenThreadWaitingForACpuIsNotADeadlock) {
 }
 #endif
 
+// The last words the harness arms before each run: a sidecar at `path`, marked failed with the
+// error and the row count.
+LastWords failed_report_at(const std::string& path) {
+  LastWords words;
+  words.path = path;
+  words.tmp = path + ".tmp";
+  words.failed[0] = "{\"error\": ";
+  words.failed[1] = ", \"rows\": ";
+  words.failed[2] = "}\n";
+  return words;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// oneTBB's worker threads start more workers; when pthread_create fails there, its exception
+// escapes a TBB thread and std::terminate runs. That is the machine's limit, reported as one:
+// exit 1 and the sidecar failed, not an abort.
+TEST(LibraryFailures, AnEscapedThreadCreationFailureIsAResourceFailure) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string report = ::testing::TempDir() + "schedlab_terminate_report.json";
+  std::remove(report.c_str());
+  EXPECT_EXIT(
+      {
+        set_last_words(failed_report_at(report));
+        install_crash_handlers();
+        set_overflow_context("tbb fib(n=5 cutoff=0) threads=200");
+        std::thread library_thread(
+            [] { throw std::runtime_error("pthread_create has failed: Resource temporarily unavailable"); });
+        library_thread.join();
+      },
+      ::testing::ExitedWithCode(1),
+      "schedlab: error: a thread of the scheduler ran out of threads or memory while running tbb fib\\(n=5 "
+      "cutoff=0\\) threads=200 \\(pthread_create has failed: Resource temporarily unavailable\\); use fewer "
+      "--threads");
+  EXPECT_EQ(read_text(report).rfind("{\"error\": \"a thread of the scheduler ran out of threads or memory", 0), 0u)
+      << read_text(report);
+  std::remove(report.c_str());
+}
+
+// Any other exception escaping a thread is a bug: it ends as the crash it is (SIGABRT).
+TEST(LibraryFailures, AnyOtherEscapedExceptionStillCrashes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        install_crash_handlers();
+        std::thread t([] { throw std::logic_error("a bug"); });
+        t.join();
+      },
+      "terminate called after throwing an instance of 'std::logic_error'");
+}
+
+// libgomp calls exit(1) when it cannot create a thread: the run in progress is marked failed with a
+// line that says so; an ordinary exit, with no run in progress, writes nothing.
+TEST(LibraryFailures, ExitDuringARunMarksItFailed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string report = ::testing::TempDir() + "schedlab_exit_report.json";
+  std::remove(report.c_str());
+  EXPECT_EXIT(
+      {
+        set_last_words(failed_report_at(report));
+        install_crash_handlers();
+        set_overflow_context("openmp fib(n=5 cutoff=0) threads=200");
+        std::exit(1);
+      },
+      ::testing::ExitedWithCode(1),
+      "schedlab: error: a library ended the process with exit\\(\\) while running openmp fib\\(n=5 cutoff=0\\) "
+      "threads=200 \\(its message is above");
+  EXPECT_NE(read_text(report).find("a library ended the process with exit()"), std::string::npos);
+  std::remove(report.c_str());
+  EXPECT_EXIT(
+      {
+        set_last_words(failed_report_at(report));
+        install_crash_handlers();
+        set_last_words({});  // the run finished: the harness cleared its last words
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(read_text(report), "");  // nothing was written: the file does not exist
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 int recurse(int depth) {
   volatile char pad[512];
@@ -252,13 +337,7 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
   std::remove(report.c_str());
   EXPECT_EXIT(
       {
-        LastWords words;
-        words.path = report;
-        words.tmp = report + ".tmp";
-        words.failed[0] = "{\"error\": ";
-        words.failed[1] = ", \"rows\": ";
-        words.failed[2] = "}\n";
-        set_last_words(words);
+        set_last_words(failed_report_at(report));
         auto sched = make_scheduler("steal-half", 1, {{"stack-size", "16K"}});
         sched->run([] {
           auto h = spawn([] { return recurse(1 << 20); });
@@ -266,9 +345,7 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
         });
       },
       ::testing::ExitedWithCode(1), "stack overflow in a task.*16384 bytes.*--stack-size");
-  std::ifstream in(report);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text,
+  EXPECT_EQ(read_text(report),
             "{\"error\": \"stack overflow in a task of a task on worker 0: its fiber stack of 16384 bytes hit "
             "the guard page; rerun with a larger --stack-size (e.g. --stack-size 64K)\", \"rows\": 0}\n");
   std::remove(report.c_str());

@@ -79,12 +79,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <new>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -308,14 +310,24 @@ class BoostFiberScheduler final : public Scheduler {
   explicit BoostFiberScheduler(const BoostFiberConfig& config)
       : config_(config), pin_cpus_(config.pin ? allowed_cpus() : std::vector<int>{}), stacks_(config.stack), pool_(config.algorithm, config.threads), stats_(config.threads),
         tids_(config.threads, 0) {
-    for (unsigned i = 0; i < config_.threads; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+    // The destructor does not run for a constructor that throws: stop() joins what was started
+    // (a joinable std::thread destroyed would be std::terminate).
+    threads_.reserve(config_.threads);
+    for (unsigned i = 0; i < config_.threads; ++i) {
+      try {
+        threads_.emplace_back([this, i] { worker_main(i); });
+      } catch (const std::system_error& e) {
+        stop();
+        throw worker_thread_refused(std::to_string(i + 1) + " of " + std::to_string(config_.threads),
+                                    e.code().value());
+      }
+    }
     std::unique_lock lock(mutex_);
     harness_wake_.wait(lock, [this] { return ready_threads_ == config_.threads; });
-    if (!pin_error_.empty()) {
-      const std::string error = pin_error_;
+    if (start_error_[0] != '\0') {
       lock.unlock();
-      stop();  // the destructor does not run for a constructor that throws
-      throw ResourceError(error);
+      stop();
+      throw ResourceError(start_error_);
     }
   }
 
@@ -408,22 +420,37 @@ class BoostFiberScheduler final : public Scheduler {
     for (std::thread& t : threads_) t.join();
   }
 
-  void worker_main(unsigned index) {
+  // Nothing may escape a thread's function (std::terminate): a worker that cannot set itself up
+  // records why, for the constructor to throw, and its thread ends at once.
+  void worker_main(unsigned index) noexcept {
     tls_index = index;
     // Pinned before the tid is published: once built, every worker is on its CPU.
-    if (config_.pin) {
-      std::string error = pin_worker(pin_cpus_, index, config_.threads,
-                                     "boost-fiber worker thread " + std::to_string(index + 1));
-      if (!error.empty()) {
-        std::lock_guard lock(mutex_);
-        pin_error_ = std::move(error);
+    std::string pin_error;
+    const char* out_of_memory = nullptr;
+    try {
+      if (config_.pin) {
+        pin_error = pin_worker(pin_cpus_, index, config_.threads,
+                               "boost-fiber worker thread " + std::to_string(index + 1));
       }
+      // Gives this thread its Boost.Fiber scheduler, allocated on first use.
+      if (pin_error.empty()) pool_.install(index);
+    } catch (const std::bad_alloc& e) {  // under ulimit -v
+      out_of_memory = e.what();
     }
     tids_[index] = static_cast<pid_t>(::syscall(SYS_gettid));
-    pool_.install(index);
+    const bool ready = out_of_memory == nullptr && pin_error.empty();
     std::unique_lock lock(mutex_);
+    if (!ready && start_error_[0] == '\0') {
+      if (out_of_memory != nullptr) {
+        worker_out_of_memory(start_error_, sizeof start_error_, index + 1, config_.threads, "memory to start",
+                             out_of_memory);
+      } else {
+        std::snprintf(start_error_, sizeof start_error_, "%s", pin_error.c_str());
+      }
+    }
     ++ready_threads_;
     harness_wake_.notify_all();
+    if (!ready) return;
     if (index == 0) {
       serve_roots(lock);
     } else {
@@ -440,16 +467,20 @@ class BoostFiberScheduler final : public Scheduler {
       const std::function<void()>& root = *root_;
       lock.unlock();
       std::exception_ptr error;
-      bf::fiber f(bf::launch::post, std::allocator_arg, StackAllocatorRef{&stacks_}, [this, &root, &error] {
-        stats_[current_index()].add(Counter::tasks_spawned);
-        try {
-          root();
-        } catch (...) {
-          error = std::current_exception();
-        }
-        stats_[current_index()].add(Counter::tasks_executed);  // a root that threw ran too
-      });
-      f.join();
+      try {
+        bf::fiber f(bf::launch::post, std::allocator_arg, StackAllocatorRef{&stacks_}, [this, &root, &error] {
+          stats_[current_index()].add(Counter::tasks_spawned);
+          try {
+            root();
+          } catch (...) {
+            error = std::current_exception();
+          }
+          stats_[current_index()].add(Counter::tasks_executed);  // a root that threw ran too
+        });
+        f.join();
+      } catch (...) {  // the root's fiber could not be made (its stack: the allocator says why)
+        error = std::current_exception();
+      }
       pool_.end_run();
       lock.lock();
       root_error_ = error;
@@ -492,7 +523,9 @@ class BoostFiberScheduler final : public Scheduler {
   bf::condition_variable_any root_wake_;  // worker 0's main fiber: a root to run, or stop
   bf::condition_variable_any stop_wake_;  // the other main fibers: stop
   unsigned ready_threads_ = 0;
-  std::string pin_error_;  // a worker whose pin was refused (guarded by mutex_)
+  // Why the first worker that could not set itself up could not (guarded by mutex_): a fixed
+  // buffer, because the cause may be that no memory is left.
+  char start_error_[512] = {};
   bool stopping_ = false;
   const std::function<void()>* root_ = nullptr;
   bool root_done_ = false;

@@ -64,6 +64,7 @@ class Fiber {
 
   template <class After>
   friend void switch_fiber(Fiber& from, Fiber& to, After after);
+  friend class FiberPool;
 
  private:
   struct Landing {
@@ -86,6 +87,7 @@ class Fiber {
   Entry entry_ = nullptr;
   bool exit_requested_ = false;
   Fiber* exit_to_ = nullptr;
+  Fiber* next_pooled_ = nullptr;  // the link in a FiberPool, while parked in one
   void* asan_fake_stack_ = nullptr;  // ASan: fake stack of this fiber while suspended
   void* tsan_fiber_ = nullptr;       // TSan: its fiber handle
   bool owns_tsan_fiber_ = false;
@@ -94,6 +96,35 @@ class Fiber {
   // leaving, so a fiber published by a switch's action reads false to whoever resumes it.
   bool running_ = false;
 #endif
+};
+
+// A worker's pool of parked fibers (and their stacks): a stack linked through the fibers
+// themselves, so that parking one never allocates. Fibers are parked inside a switch's action,
+// where an exception (bad_alloc under `ulimit -v`) would have nowhere to go but std::terminate.
+// Used only by the worker that owns it.
+class FiberPool {
+ public:
+  FiberPool() = default;
+  FiberPool(const FiberPool&) = delete;
+  FiberPool& operator=(const FiberPool&) = delete;
+
+  void push(Fiber* f) noexcept {
+    SCHEDLAB_ASSERT(f->next_pooled_ == nullptr && f != top_, "a fiber is parked in one pool at a time");
+    f->next_pooled_ = top_;
+    top_ = f;
+  }
+  // The fiber parked last (its stack is likeliest to be in cache), or nullptr when empty.
+  Fiber* pop() noexcept {
+    Fiber* f = top_;
+    if (f != nullptr) {
+      top_ = f->next_pooled_;
+      f->next_pooled_ = nullptr;
+    }
+    return f;
+  }
+
+ private:
+  Fiber* top_ = nullptr;
 };
 
 // Switches from `from` (the fiber running now) to `to` (a suspended or never-started fiber).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <system_error>
@@ -12,7 +13,6 @@
 #include "../api.hpp"
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
-#include "../errno_text.hpp"
 #include "../memory_budget.hpp"
 #include "fiber_guard.hpp"
 
@@ -25,6 +25,11 @@ thread_local Worker* tls_worker = nullptr;
 std::uint64_t fiber_charge_bytes() {
   return static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) + sizeof(Fiber);
 }
+
+// Room for a failure message, reserved up front (fail()): the longest, the memory budget's, is
+// about 330 characters. A worker's own message is formatted in this much of its stack, which may
+// be a task's fiber stack (16 KiB at the smallest --stack-size).
+constexpr std::size_t kFailureRoom = 512;
 
 std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
 }  // namespace
@@ -48,12 +53,13 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
       stacks_(config_.stack),
       policy_(std::move(policy)),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
+  failure_.reserve(kFailureRoom);
   install_overflow_handler();
   policy_->attach(*this);
   for (unsigned i = 0; i < config_.threads; ++i) {
     if (add_worker() == nullptr) {  // a thread could not be started (fail() says why)
       stop_and_join_workers();
-      throw ResourceError(failure_text());
+      throw ResourceError(failure_);
     }
   }
   // Per-thread counters attach to worker tids before the first run: wait until every initial
@@ -105,37 +111,40 @@ Worker* FiberRuntime::add_worker() {
     const std::string which = i < config_.threads ? std::to_string(i + 1) + " of " + std::to_string(config_.threads)
                                                   : std::to_string(i + 1) + " (beyond --threads " +
                                                         std::to_string(config_.threads) + ", for a blocking call)";
-    fail("cannot start worker thread " + which + ": " + errno_text(e.code().value()) +
-         ": the process's limit on threads or memory is reached (ulimit -u, ulimit -v); use fewer --threads "
-         "or raise the limit");
+    fail(worker_thread_refused(which, e.code().value()).what());
     return nullptr;
   }
   return &w;
 }
 
 // Executed on the worker's own thread, on its native stack.
-void FiberRuntime::worker_main(Worker& w) {
+void FiberRuntime::worker_main(Worker& w) noexcept {
   tls_worker = &w;
   arm_overflow_stack();
   // Pinned before the tid is published: the constructor waits for the tids, so a built runtime's
-  // workers are on their CPUs.
-  const bool pinned = pin(w);
+  // workers are on their CPUs. The tid is published whatever happens, or the constructor would
+  // wait for ever.
+  bool ready = false;
+  try {
+    w.native_ = Fiber::for_current_thread();
+    ready = pin(w);
+  } catch (const std::exception& e) {  // memory for the fiber record or pin's message, under ulimit -v
+    fail_worker_start(w, "memory to start", e.what());
+  }
   w.tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_release);
-  w.native_ = Fiber::for_current_thread();
   Worker* wp = &w;
-  // Unpinned: fail() has said why, and the worker leaves at once, as one that gets no first
+  // Not ready: fail() has said why, and the worker leaves at once, as one that gets no first
   // stack does.
-  if (Fiber* first = pinned ? take_idle_fiber(w) : nullptr) {
+  if (Fiber* first = ready ? take_idle_fiber(w) : nullptr) {
     switch_fiber(*w.native_, *first, [wp, first] { wp->current_fiber_ = first; });
   }
   // Shutdown, or a failure. Every loop fiber that was running on this thread parked itself in
   // this pool; let each return from its entry function so that Boost releases its stack.
-  for (Fiber* f : w.idle_fibers_) {
+  while (Fiber* f = w.idle_fibers_.pop()) {
     f->request_exit(*w.native_);
     switch_fiber(*w.native_, *f, [wp, f] { wp->current_fiber_ = f; });
     delete f;
   }
-  w.idle_fibers_.clear();
   delete w.native_;
   w.native_ = nullptr;
   release_overflow_stack();
@@ -160,15 +169,11 @@ void FiberRuntime::fiber_entry(Fiber& self) {
   current_worker().runtime_->schedule_loop();
   if (self.exit_requested()) return;
   Worker* w = &current_worker();
-  switch_fiber(self, *w->native_, [w, f = &self] { w->idle_fibers_.push_back(f); });
+  switch_fiber(self, *w->native_, [w, f = &self] { w->idle_fibers_.push(f); });
 }
 
 Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
-  if (!w.idle_fibers_.empty()) {
-    Fiber* f = w.idle_fibers_.back();
-    w.idle_fibers_.pop_back();
-    return f;
-  }
+  if (Fiber* f = w.idle_fibers_.pop()) return f;
   const std::int64_t live = std::max<std::int64_t>(0, live_.current());
   try {
     if (!memory_try_charge(fiber_charge_bytes(), static_cast<std::uint64_t>(live) * kTaskRecordBytes)) {
@@ -185,19 +190,22 @@ Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
       throw;
     }
   } catch (const std::exception& e) {  // the stack allocator's message names the limit and the fix
-    try {
-      if (w.current_fiber_ == nullptr) {  // a worker starting: too many threads, not too many tasks
-        fail("worker thread " + std::to_string(w.index() + 1) + " of " + std::to_string(config_.threads) +
-             " cannot get its first fiber stack: the process's memory limit is reached (ulimit -v); use fewer "
-             "--threads or raise the limit (" + e.what() + ")");
-      } else {
-        fail(std::string(e.what()) + " (" + std::to_string(live) + " live tasks)");
-      }
-    } catch (...) {
-      fail("");  // no memory left even for the message
-    }
+    fail_no_fiber(w, e.what(), live);
     return nullptr;
   }
+}
+
+// Cold and out of line: its message buffer must not enlarge take_idle_fiber's frame, which sits
+// on a suspending task's fiber stack.
+[[gnu::cold, gnu::noinline]] void FiberRuntime::fail_no_fiber(const Worker& w, const char* cause,
+                                                             std::int64_t live_tasks) noexcept {
+  if (w.current_fiber_ == nullptr) {  // a worker starting
+    fail_worker_start(w, "its first fiber stack", cause);
+    return;
+  }
+  char why[kFailureRoom];
+  std::snprintf(why, sizeof why, "%s (%lld live tasks)", cause, static_cast<long long>(live_tasks));
+  fail(why);
 }
 
 std::string FiberRuntime::memory_budget_report(std::int64_t live_tasks) const {
@@ -210,14 +218,25 @@ std::string FiberRuntime::memory_budget_report(std::int64_t live_tasks) const {
          "or a larger --memory-budget";
 }
 
-void FiberRuntime::fail(std::string why) noexcept {
+void FiberRuntime::fail(std::string_view why) noexcept {
+  SCHEDLAB_ASSERT(!why.empty(), "a failure says why");
   {
     std::lock_guard lock(root_mutex_);
     if (failed_.load(std::memory_order_relaxed)) return;
-    failure_ = std::move(why);
+    try {
+      failure_.assign(why);
+    } catch (const std::bad_alloc&) {
+      failure_.assign(why.substr(0, failure_.capacity()));  // fits: no allocation
+    }
     failed_.store(true, std::memory_order_release);
   }
   root_cv_.notify_all();
+}
+
+[[gnu::cold]] void FiberRuntime::fail_worker_start(const Worker& w, const char* what, const char* cause) noexcept {
+  char why[kFailureRoom];
+  worker_out_of_memory(why, sizeof why, w.index() + 1, config_.threads, what, cause);
+  fail(why);
 }
 
 void FiberRuntime::abandon_current_task(Worker& w) {
@@ -237,13 +256,7 @@ void FiberRuntime::throw_failure() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::lock_guard lock(root_mutex_);
-  throw ResourceError(failure_text());
-}
-
-std::string FiberRuntime::failure_text() const {
-  // Empty when there was no memory left to write the message with.
-  return failure_.empty() ? "out of memory: a worker thread could not get a fiber stack; use a smaller problem"
-                          : failure_;
+  throw ResourceError(failure_);
 }
 
 // The schedule loop. Runs on a pooled fiber; the fiber may change workers while a task it runs
@@ -273,7 +286,7 @@ void FiberRuntime::schedule_loop() {
         Worker& here = current_worker();
         here.current_fiber_ = t->fiber;
         here.current_task_ = t;
-        here.idle_fibers_.push_back(self);
+        here.idle_fibers_.push(self);
       });
     }
   }

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../assert.hpp"
@@ -92,7 +93,9 @@ class FiberRuntime final : public Scheduler {
 
  private:
   static void fiber_entry(Fiber& self);
-  void worker_main(Worker& w);
+  // A worker thread's whole life. Nothing may escape a thread's function (that is
+  // std::terminate): a worker that cannot set itself up fails the runtime and leaves.
+  void worker_main(Worker& w) noexcept;
   // Binds w's thread (the caller) to its CPU under config_.pin. False, after fail(), when the
   // kernel refuses.
   bool pin(Worker& w);
@@ -107,12 +110,18 @@ class FiberRuntime final : public Scheduler {
   // good and switches w's thread to its native stack, where worker_main winds the worker down.
   [[noreturn]] void abandon_current_task(Worker& w);
   // Records the first resource failure and wakes the harness thread (see the top of this file).
-  void fail(std::string why) noexcept;
+  // The message is copied into room reserved when the runtime was built, so that reporting an
+  // out-of-memory failure needs no memory (a longer one is cut to fit when none can be had).
+  void fail(std::string_view why) noexcept;
+  // fail() for a worker that cannot get `what` (memory to start, its first fiber stack)
+  // while starting: too many threads for the process's memory, not too many tasks.
+  void fail_worker_start(const Worker& w, const char* what, const char* cause) noexcept;
+  // fail() for take_idle_fiber: no fiber could be had (`cause`), with live_tasks tasks alive.
+  void fail_no_fiber(const Worker& w, const char* cause, std::int64_t live_tasks) noexcept;
   std::string memory_budget_report(std::int64_t live_tasks) const;
   // Harness thread, after a failure: stops the workers, waits until every worker thread has
   // exited, throws the failure as a ResourceError.
   [[noreturn]] void throw_failure();
-  std::string failure_text() const;  // failure_, or what an empty one means
   // Wakes every worker for good and joins every thread that was started.
   void stop_and_join_workers() noexcept;
   // Called by the harness thread while it waits for the root: true once every worker has been
@@ -143,7 +152,7 @@ class FiberRuntime final : public Scheduler {
   // A resource failure (see the top of this file); failure_ is written once, under root_mutex_,
   // before failed_ is set.
   std::atomic<bool> failed_{false};
-  std::string failure_;
+  std::string failure_;  // capacity reserved at construction: kFailureRoom
   // Worker threads started and not yet exited: a failed run waits for 0 before it throws.
   std::atomic<int> threads_running_{0};
   // Fibers this runtime created and charged to the memory budget; given back when it is

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -60,6 +61,13 @@ std::atomic<long>& guard_budget() {
                            "a serial --cutoff, or a LIFO scheduler");
 }
 
+// Makes room for n elements in v, growing geometrically, so that the push_backs up to n cannot
+// throw.
+template <class Vector>
+void reserve_at_least(Vector& v, std::size_t n) {
+  if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
+}
+
 }  // namespace
 
 StackAllocator::StackAllocator(StackConfig config)
@@ -100,6 +108,12 @@ boost::context::stack_context StackAllocator::allocate() {
 #endif
     return s;
   }
+  // deallocate() runs inside Boost's fiber exit, where a bad_alloc could only terminate the
+  // process: the room for every stack made so far, and this one, to come back is made here,
+  // where the failure reaches the caller. So is the room to record the mapping.
+  reserve_at_least(free_, guarded_ + unguarded_ + 1);
+  reserve_at_least(mappings_, mappings_.size() + 1);
+  reserve_at_least(mapping_guarded_, mapping_guarded_.size() + 1);
   if (guard_ && guard_budget().fetch_sub(1, std::memory_order_relaxed) > 0) {
     return allocate_guarded();
   }
@@ -165,6 +179,7 @@ void StackAllocator::register_with_valgrind([[maybe_unused]] const boost::contex
 void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {
   SCHEDLAB_ASSERT(sctx.size == size_, "a stack goes back to the allocator that made it");
   std::lock_guard lock(mutex_);
+  SCHEDLAB_ASSERT(free_.size() < free_.capacity(), "allocate() made room for every stack to come back");
   free_.push_back(sctx);
 }
 
