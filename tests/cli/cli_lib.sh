@@ -23,7 +23,9 @@ expect_refused() {
 
 # True when the binary is built with AddressSanitizer or ThreadSanitizer: they reserve terabytes
 # of address space (no `ulimit -v` run can start) and do not run the fiber stack-overflow handler.
-sanitized() { ldd "$SCHEDLAB" 2>/dev/null | grep -Eq 'lib(a|t)san'; }
+# Not grep -q, here or wherever a program's output is piped under pipefail: grep -q exits at the
+# first match, and the writer, killed by SIGPIPE, fails the whole pipeline (ldd did, at random).
+sanitized() { ldd "$SCHEDLAB" 2>/dev/null | grep -E 'lib(a|t)san' >/dev/null; }
 
 # sidecar_field CSV KEY: a top-level field of CSV's sidecar (NAME.meta.json), or "absent".
 sidecar_field() {

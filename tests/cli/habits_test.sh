@@ -15,7 +15,7 @@ ok_if_none_since() { [ "$failures" = "$1" ] && echo "ok: $2"; }
 # schedlab_gbench --benchmark_out_format=csv with a first benchmark (tbb) that reports fewer
 # counters than the next (os-threads): it used to abort (the library's "All counters must be
 # present in each run"). Every row whole, tbb's unmeasured counters empty, never 0; times in us.
-if "$SCHEDLAB" list | grep -q '^  tbb:'; then
+if "$SCHEDLAB" list | grep '^  tbb:' >/dev/null; then
   "$GBENCH" --benchmark_filter='^sched:(tbb|os-threads)/work:fib/threads:1/' --benchmark_min_time=0.01 \
     --schedlab_param=n=12 --benchmark_out="$WORK/g.csv" --benchmark_out_format=csv >"$WORK/g.out" 2>&1
   rc=$?
@@ -94,7 +94,7 @@ else
   fail "preset filter: $(cat "$WORK/preset.out")"
 fi
 # A build without oneTBB (the TSan build): presets skip it with a note, a request for it names why.
-if ! "$SCHEDLAB" list | grep -q '^  tbb:'; then
+if ! "$SCHEDLAB" list | grep '^  tbb:' >/dev/null; then
   grep -q 'skipping tbb: this build has no oneTBB' <("$SCHEDLAB" run --preset quick --dry-run 2>&1) ||
     fail "a preset naming tbb in a build without it: no note"
   expect_refused "tbb in a build without it" 2 "scheduler 'tbb' is not available: this build has no oneTBB" -- \

@@ -46,7 +46,7 @@ else
   # cannot create one; a oneTBB thread's escaped exception is reported the same way (not forced here:
   # TBB starts its workers lazily, and at 200 threads it mostly runs with fewer).
   for peer in boost-fiber openmp; do
-    if "$SCHEDLAB" list | grep -q "^  $peer:"; then
+    if "$SCHEDLAB" list | grep "^  $peer:" >/dev/null; then
       expect_failed "R1c $peer thread limit" "$peer fib.*threads=200.*use fewer --threads" \
         "R1c-$peer.csv" -- limited "ulimit -v 1000000" run --scheduler "$peer" "${fib[@]}" "${one[@]}" --n 5 --threads 200 --out "R1c-$peer.csv"
     else
@@ -190,7 +190,7 @@ else
   fail "R5 second SIGINT: exit $rc, sidecar $(sidecar_field R5.csv status): $(cat R5.err)"
 fi
 if "$SCHEDLAB" run --scheduler go-runtime --workload fib --n 5 --reps 1 --warmup 0 --out R5go0.csv 2>&1 |
-   grep -q 'skipping go-runtime'; then
+   grep 'skipping go-runtime' >/dev/null; then
   skip "R5 go-runtime child: no Go toolchain"
 else
   start_long R5go --scheduler go-runtime --workload loops --iters 20000000
