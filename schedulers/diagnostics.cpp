@@ -139,10 +139,7 @@ std::terminate_handler g_previous_terminate = nullptr;
       .add(" (")
       .add(what)
       .add("); use fewer --threads or raise the limit (ulimit -u, ulimit -v); the rows written before it are kept");
-  Text line;
-  line.add("schedlab: error: ").add(error.buf).add("\n");
-  write_all(STDERR_FILENO, line.buf, line.len);
-  write_failed_last_words(error.buf);
+  report_failure(error.buf);
   ::_exit(1);
 }
 
@@ -158,10 +155,7 @@ void on_exit_during_run() {
       .add(g_context)
       .add(" (its message is above; for \"Thread creation failed\", use fewer --threads or raise the limit: "
            "ulimit -u, ulimit -v); the rows written before it are kept");
-  Text line;
-  line.add("schedlab: error: ").add(error.buf).add("\n");
-  write_all(STDERR_FILENO, line.buf, line.len);
-  write_failed_last_words(error.buf);
+  report_failure(error.buf);
 }
 
 }  // namespace
@@ -216,6 +210,13 @@ void write_interrupted_last_words() noexcept {
   close_and_rename(w, fd);
 }
 
+void report_failure(const char* error) noexcept {
+  Text line;
+  line.add("schedlab: error: ").add(error).add("\n");
+  write_all(STDERR_FILENO, line.buf, line.len);
+  write_failed_last_words(error);
+}
+
 void report_crash_and_die(int sig, bool sent_by_another_process) noexcept {
   const char* abbrev = ::sigabbrev_np(sig);
   Text name;
@@ -227,10 +228,7 @@ void report_crash_and_die(int sig, bool sent_by_another_process) noexcept {
     error.add("the process crashed (").add(name.buf).add(") while running ");
   }
   error.add(g_context).add("; the rows written before it are kept");
-  Text line;
-  line.add("schedlab: error: ").add(error.buf).add("\n");
-  write_all(STDERR_FILENO, line.buf, line.len);
-  write_failed_last_words(error.buf);
+  report_failure(error.buf);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);

@@ -46,6 +46,9 @@ void install_crash_handlers();
 void write_failed_last_words(const char* error) noexcept;
 // The sidecar marked interrupted.
 void write_interrupted_last_words() noexcept;
+// Prints "schedlab: error: ERROR" on stderr and marks the sidecar failed with ERROR (one line):
+// how every abrupt end that is not an interruption reports itself.
+void report_failure(const char* error) noexcept;
 // Prints "schedlab: error: the process crashed (SIGNAME) while running CONTEXT..." on stderr (or
 // "was killed by SIGNAME from another process", for a signal another process sent), writes it as
 // the failed sidecar's error, restores the default action of `sig` and raises it: the process

@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -28,19 +27,13 @@ void on_segv(int sig, siginfo_t* info, void*) {
   const char* addr = static_cast<const char*>(info->si_addr);
   if (f != nullptr && f->stack_bottom() != nullptr && addr < f->stack_bottom() &&
       addr >= f->stack_bottom() - page) {
-    constexpr char kPrefix[] = "schedlab: error: ";
     char msg[512];
     const std::size_t size = f->stack_size();
-    const int n = std::snprintf(msg, sizeof msg,
-                                "%sstack overflow in a task of %s on worker %u: its fiber stack of %zu bytes hit "
-                                "the guard page; rerun with a larger --stack-size (e.g. --stack-size %zuK)\n",
-                                kPrefix, overflow_context(), w->index(), size, size * 4 / 1024);
-    const std::size_t len = n < 0 ? 0 : std::min(static_cast<std::size_t>(n), sizeof msg - 1);
-    if (len > 0 && ::write(STDERR_FILENO, msg, len) < 0) {
-      // nothing to do: stderr is gone, the sidecar below still says why
-    }
-    msg[len > 0 ? len - 1 : 0] = '\0';  // the sidecar's error: the same line, without the newline
-    write_failed_last_words(len > sizeof kPrefix ? msg + sizeof kPrefix - 1 : "stack overflow in a task");
+    std::snprintf(msg, sizeof msg,
+                  "stack overflow in a task of %s on worker %u: its fiber stack of %zu bytes hit the guard page; "
+                  "rerun with a larger --stack-size (e.g. --stack-size %zuK)",
+                  overflow_context(), w->index(), size, size * 4 / 1024);
+    report_failure(msg);
     ::_exit(1);
   }
   // Not a fiber overflow: a crash, or a SIGSEGV another process sent. Report it and end the
