@@ -39,6 +39,11 @@
 //     idle Ms do not all hammer the busy Ps' queues at once.
 //   - A new runnable task wakes a parked M only if a P is idle and nobody spins (wakep): a
 //     spinner would find the task anyway, and waking a thread costs a futex call.
+//   - If every P is busy and nobody spins, the submitter sets need_spinning (Go's needspinning,
+//     under the sched lock), and an M about to give up its P without having stolen (others
+//     were spinning when it looked) spins once more instead. Otherwise that M parks while the
+//     task waits in a busy P's queue behind a task that may never yield: Go's preemption gets
+//     it run in the end, schedlab has none (tests/stress: StealHalfSpinningProtocol).
 //   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
 //     (resetspinning), so a burst of new work is spread one thread at a time.
 //   - A spinner that gives up decrements nmspinning first and then looks at every queue again:
@@ -419,38 +424,55 @@ class StealHalfPolicy final : public Policy {
     }
   }
 
-  // Go's condition in newproc and ready: wake someone only if a P is idle and nobody spins.
+  // After a push a thief can see (Go calls wakep from newproc and ready). Nobody is woken if
+  // someone spins: the spinner finds the task, or looks again when it gives up. Else an idle P
+  // gets a spinning M. Else every P is busy, and the M of one of them may be about to give its
+  // P up without stealing (others were spinning when it looked) and so without seeing this
+  // task: need_spinning_ makes that M spin instead (find_runnable). Go's wakep takes the sched
+  // lock to find that out on every call that finds nobody spinning; here only the first such
+  // call after the flag was consumed does, and a busy run of pushes reads the flag set.
   void wake_if_needed(Worker* from) {
-    if (npidle_.load(std::memory_order_seq_cst) != 0 &&
-        nmspinning_.load(std::memory_order_seq_cst) == 0) [[unlikely]] {
+    if (nmspinning_.load(std::memory_order_seq_cst) != 0) return;
+    if (npidle_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
       wakep(from);
+    } else if (!need_spinning_.load(std::memory_order_relaxed)) [[unlikely]] {
+      note_need_spinning(from);
     }
+  }
+
+  // Every P was busy and nobody spinning after our push. Under the sched lock, which an M holds
+  // from its check of the flag to listing its P idle, either that M sees the flag, or we see
+  // its P idle and wake someone for it.
+  [[gnu::noinline]] void note_need_spinning(Worker* from) {
+    {
+      std::lock_guard lock(sched_mutex_);
+      if (npidle_.load(std::memory_order_relaxed) == 0) {
+        need_spinning_.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+    wakep(from);
   }
 
   // Start one spinning M on an idle P, unless someone else is already spinning. With spinning
   // off, start a plain M on an idle P every time (nobody spins, so nobody else would look).
   [[gnu::noinline]] void wakep(Worker* from) {
-    if (!config_.spinning) {
-      Processor* p;
-      {
-        std::lock_guard lock(sched_mutex_);
-        p = pidleget_locked();
-      }
-      if (p != nullptr) startm(*p, /*spinning=*/false, from);
-      return;
-    }
+    const bool spinning = config_.spinning;
     std::uint32_t zero = 0;
-    if (!nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) return;
+    if (spinning && !nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) return;
     Processor* p;
     {
       std::lock_guard lock(sched_mutex_);
       p = pidleget_locked();
+      if (p == nullptr) {
+        // The idle P we saw was taken meanwhile: every P may now be busy, as in
+        // note_need_spinning (Go's pidlegetSpinning).
+        need_spinning_.store(true, std::memory_order_relaxed);
+        if (spinning) nmspinning_decrement();
+        return;
+      }
     }
-    if (p == nullptr) {
-      nmspinning_decrement();
-      return;
-    }
-    startm(*p, /*spinning=*/true, from);
+    startm(*p, spinning, from);
   }
 
   // Hands p to an idle M (or a new one) and wakes it. Go's startm.
@@ -542,17 +564,22 @@ class StealHalfPolicy final : public Policy {
       if (Task* t = steal_work(w, p, 1)) return t;
     } else if (const std::uint32_t busy = nprocs_ - npidle_.load(std::memory_order_seq_cst);
                ms.spinning || 2 * nmspinning_.load(std::memory_order_seq_cst) < busy) {
-      if (!ms.spinning) {
-        ms.spinning = true;
-        ms.spin_start = now_ns();
-        nmspinning_.fetch_add(1, std::memory_order_seq_cst);
-      }
+      if (!ms.spinning) become_spinning(ms);
       if (Task* t = steal_work(w, p, kStealPasses)) return t;
     }
     // Nothing anywhere: give up the P.
     {
       std::lock_guard lock(sched_mutex_);
       if (Task* t = global_get_locked(w, p, 0)) return t;
+      if (!ms.spinning && need_spinning_.load(std::memory_order_relaxed)) {
+        // A submitter found every P busy and nobody spinning, so it woke nobody, and we did not
+        // steal (others spun when we looked; or spinning is off and our one round came before
+        // its push): its task may sit in a queue we never saw. Look again before giving up,
+        // as a spinner (Go's needspinning). Only a spinner looks again after giving up.
+        need_spinning_.store(false, std::memory_order_relaxed);
+        if (config_.spinning) become_spinning(ms);
+        goto top;
+      }
       pidleput_locked(p);
       ms.p = nullptr;
       w.proc = Worker::kNoProc;
@@ -571,10 +598,16 @@ class StealHalfPolicy final : public Policy {
       m_unlist_locked(w);
       acquire(w, *pidleget_locked());
     }
+    become_spinning(ms);
+    goto top;
+  }
+
+  // Executed by the M whose state ms is, holding a P. Go's becomeSpinning.
+  void become_spinning(MState& ms) {
+    SCHEDLAB_ASSERT(!ms.spinning && ms.p != nullptr, "an M starts spinning once, holding a P");
     ms.spinning = true;
     ms.spin_start = now_ns();
     nmspinning_.fetch_add(1, std::memory_order_seq_cst);
-    goto top;
   }
 
   bool work_visible() const {
@@ -756,6 +789,9 @@ class StealHalfPolicy final : public Policy {
   std::atomic<std::uint32_t> global_size_{0};
   std::atomic<std::uint32_t> npidle_{0};
   std::atomic<std::uint32_t> nmspinning_{0};
+  // Go's sched.needspinning: a submitter found every P busy and nobody spinning. Set and cleared
+  // under the sched lock; read without it only as a hint (wake_if_needed).
+  std::atomic<bool> need_spinning_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> external_pushes_{0};
 };
