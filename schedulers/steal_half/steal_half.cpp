@@ -40,10 +40,10 @@
 //   - A new runnable task wakes a parked M only if a P is idle and nobody spins (wakep): a
 //     spinner would find the task anyway, and waking a thread costs a futex call.
 //   - If every P is busy and nobody spins, the submitter sets need_spinning (Go's needspinning,
-//     under the sched lock), and an M about to give up its P without having stolen (others
-//     were spinning when it looked) spins once more instead. Otherwise that M parks while the
-//     task waits in a busy P's queue behind a task that may never yield: Go's preemption gets
-//     it run in the end, schedlab has none (tests/stress: StealHalfSpinningProtocol).
+//     under the sched lock), and an M about to give up its P without spinning (others were
+//     spinning when it looked) spins once more instead. Otherwise that M parks while the task
+//     waits in a busy P's queue behind a task that may never yield: Go's preemption gets it run
+//     in the end, schedlab has none (tests/stress: StealHalfSpinningProtocol).
 //   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
 //     (resetspinning), so a burst of new work is spread one thread at a time.
 //   - A spinner that gives up decrements nmspinning first and then looks at every queue again:
@@ -106,8 +106,9 @@
 //     which mechanism feeds the global queue in each case).
 //
 // Spinning off (--spinning off, the ablation of the spinning claim): an M that finds no work
-// in its look at the queues and one round of steals parks at once, without joining nmspinning;
-// so nmspinning stays 0 and every new runnable task wakes a parked M while a P is idle.
+// in its look at the queues and one round of steals parks at once, without joining nmspinning
+// (unless need_spinning asks it to look once more); so nmspinning stays 0 and every new
+// runnable task wakes a parked M while a P is idle.
 #include "steal_half.hpp"
 
 #include <linux/membarrier.h>
