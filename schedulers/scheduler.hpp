@@ -51,6 +51,11 @@ class ResourceError : public std::runtime_error {
 // std::system_error std::thread throws): `which` names the thread ("3 of 200"), `error` is the
 // errno. The message names the limits and the fix.
 ResourceError worker_thread_refused(const std::string& which, int error);
+// Room for one resource failure's message where it must be written without allocating (a
+// worker out of memory; the room is reserved, or on the stack, beforehand). The longest, the
+// fiber runtime's memory budget report, is about 330 characters. Kept small because a worker may
+// format its message on a task's fiber stack (16 KiB at the smallest --stack-size).
+inline constexpr std::size_t kResourceMessageRoom = 512;
 // Writes into out (size bytes, no allocation: the process may have no memory left) what a
 // backend says when its worker thread `number` of `threads` started but cannot get `what` (memory
 // to start, its first fiber stack); `cause` is the exception's what().

@@ -525,7 +525,7 @@ class BoostFiberScheduler final : public Scheduler {
   unsigned ready_threads_ = 0;
   // Why the first worker that could not set itself up could not (guarded by mutex_): a fixed
   // buffer, because the cause may be that no memory is left.
-  char start_error_[512] = {};
+  char start_error_[kResourceMessageRoom] = {};
   bool stopping_ = false;
   const std::function<void()>* root_ = nullptr;
   bool root_done_ = false;

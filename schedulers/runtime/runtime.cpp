@@ -26,11 +26,6 @@ std::uint64_t fiber_charge_bytes() {
   return static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) + sizeof(Fiber);
 }
 
-// Room for a failure message, reserved up front (fail()): the longest, the memory budget's, is
-// about 330 characters. A worker's own message is formatted in this much of its stack, which may
-// be a task's fiber stack (16 KiB at the smallest --stack-size).
-constexpr std::size_t kFailureRoom = 512;
-
 std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
 }  // namespace
 
@@ -53,7 +48,7 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
       stacks_(config_.stack),
       policy_(std::move(policy)),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
-  failure_.reserve(kFailureRoom);
+  failure_.reserve(kResourceMessageRoom);
   install_overflow_handler();
   policy_->attach(*this);
   for (unsigned i = 0; i < config_.threads; ++i) {
@@ -203,7 +198,7 @@ Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
     fail_worker_start(w, "its first fiber stack", cause);
     return;
   }
-  char why[kFailureRoom];
+  char why[kResourceMessageRoom];
   std::snprintf(why, sizeof why, "%s (%lld live tasks)", cause, static_cast<long long>(live_tasks));
   fail(why);
 }
@@ -234,7 +229,7 @@ void FiberRuntime::fail(std::string_view why) noexcept {
 }
 
 [[gnu::cold]] void FiberRuntime::fail_worker_start(const Worker& w, const char* what, const char* cause) noexcept {
-  char why[kFailureRoom];
+  char why[kResourceMessageRoom];
   worker_out_of_memory(why, sizeof why, w.index() + 1, config_.threads, what, cause);
   fail(why);
 }

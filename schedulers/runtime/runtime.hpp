@@ -152,7 +152,7 @@ class FiberRuntime final : public Scheduler {
   // A resource failure (see the top of this file); failure_ is written once, under root_mutex_,
   // before failed_ is set.
   std::atomic<bool> failed_{false};
-  std::string failure_;  // capacity reserved at construction: kFailureRoom
+  std::string failure_;  // capacity reserved at construction: kResourceMessageRoom
   // Worker threads started and not yet exited: a failed run waits for 0 before it throws.
   std::atomic<int> threads_running_{0};
   // Fibers this runtime created and charged to the memory budget; given back when it is
