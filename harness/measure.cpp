@@ -14,6 +14,7 @@
 #include "counters/cache_model.hpp"
 #include "counters/hw_counters.hpp"
 #include "metadata.hpp"
+#include "registry.hpp"
 #include "schedtrace.hpp"
 
 namespace schedlab {
@@ -113,6 +114,20 @@ void InProcessSubject::warm_up(Workload& w, unsigned runs) {
   for (unsigned i = 0; i < runs; ++i) (void)measure(w, false);
 }
 
+std::unique_ptr<InProcessSubject> InProcessSubject::elision(std::string label, Watchers watchers, bool pin) {
+  auto s = std::make_unique<InProcessSubject>(nullptr, std::move(label), kElisionName, watchers);
+  if (pin) s->elision_pin_ = allowed_cpus();
+  return s;
+}
+
+std::unique_ptr<InProcessSubject> in_process_subject(const SchedulerEntry& s, unsigned threads,
+                                                     const ParamValues& params, std::string label,
+                                                     Watchers watchers) {
+  SCHEDLAB_ASSERT(!s.external(), "an external program is not an in-process subject");
+  if (s.elision()) return InProcessSubject::elision(std::move(label), watchers, param_str(params, "pin") == "on");
+  return std::make_unique<InProcessSubject>(s.make(threads, params), std::move(label), s.name, watchers);
+}
+
 Measurement InProcessSubject::measure(Workload& w, bool traced) {
   Measurement m;
   try {
@@ -133,19 +148,24 @@ Measurement InProcessSubject::measure(Workload& w, bool traced) {
 }
 
 // The timed region and what brackets it. Invariant: nothing between the two clock reads but
-// Scheduler::run (the counters, events, rusage and footprint log are read outside them).
+// Scheduler::run, or the elision's run_elision (the counters, events, rusage and footprint log
+// are read outside them).
 Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
-  Scheduler& s = *scheduler_;
+  Scheduler* s = scheduler_.get();  // null: the elision
   ChromeTrace* timeline = traced ? watchers_.timeline : nullptr;
-  if (timeline != nullptr && !s.trace_next_run(timeline->budget())) {
-    timeline->add_run(label_, {}, 0, 0, "not traced: this backend does not expose its worker threads");
+  if (timeline != nullptr && (s == nullptr || !s->trace_next_run(timeline->budget()))) {
+    timeline->add_run(label_, {}, 0, 0,
+                      s == nullptr ? "not traced: the sequential elision has no scheduler"
+                                   : "not traced: this backend does not expose its worker threads");
     timeline = nullptr;
   }
-  if (watchers_.schedtrace) watchers_.schedtrace->watch(&s, name_, label_);
+  if (watchers_.schedtrace && s != nullptr) watchers_.schedtrace->watch(s, name_, label_);
   if (watchers_.model) footprints_.start();
-  const CounterSet before = s.counters();
+  const CounterSet before = s != nullptr ? s->counters() : CounterSet{};
   const Usage u0 = process_usage();
-  if (watchers_.events) watchers_.events->start(s.worker_tids());
+  if (watchers_.events) {
+    watchers_.events->start(s != nullptr ? s->worker_tids() : std::vector<pid_t>{static_cast<pid_t>(::gettid())});
+  }
   std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> region;
   try {
     region = run_region(w);
@@ -162,10 +182,11 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
       if (value) m.events[column] = *value;
     }
   }
-  if (timeline != nullptr) timeline->add_run(label_, s.take_trace(), steady_ns(t0), steady_ns(t1));
+  if (timeline != nullptr) timeline->add_run(label_, s->take_trace(), steady_ns(t0), steady_ns(t1));
   const Usage u1 = process_usage();
   if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "", "");
-  m.counters = s.counters() - before;
+  // The elision has no scheduler and so no counters: every one of them stays unmeasured.
+  if (s != nullptr) m.counters = s->counters() - before;
 #if !SCHEDLAB_STATS
   // The build without counters (it measures what they cost): nothing was counted, so nothing
   // may be written as a number.
@@ -181,7 +202,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
     // model gives each worker thread a core; where more threads ran tasks than the case has
     // workers (os-threads: a thread per task), that does not hold and the cell stays empty too.
     const std::vector<Footprint> record = footprints_.records();
-    if (!record.empty() && footprints_.workers() <= s.threads()) {
+    if (!record.empty() && footprints_.workers() <= (s != nullptr ? s->threads() : 1u)) {
       m.model_l2_misses = replay_misses(record, footprints_.workers(), *watchers_.model);
     }
   }
@@ -191,9 +212,18 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
 std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>
 InProcessSubject::run_region(Workload& w) {
   const bool bracket = std::exchange(bracket_next_, false);
+  std::optional<ScopedPin> pinned;
+  if (elision_pin_) {
+    pinned.emplace(pinned_cpus(*elision_pin_, 0, 1));
+    if (pinned->error() != 0) throw ResourceError(pin_refused("the elision's thread", pinned->error()));
+  }
   if (bracket) simulated_region_begin();
   const auto t0 = std::chrono::steady_clock::now();
-  scheduler_->run([&w] { w.run(); });
+  if (scheduler_ != nullptr) {
+    scheduler_->run([&w] { w.run(); });
+  } else {
+    w.run_elision();
+  }
   const auto t1 = std::chrono::steady_clock::now();
   if (bracket) simulated_region_end();
   return {t0, t1};

@@ -2,8 +2,9 @@
 //
 //   Subject ──measure(workload)──► Measurement ──(row.hpp)──► one CSV row
 //
-// A Subject is what runs a workload: an in-process Scheduler (InProcessSubject, here) or an
-// external program that times its own measured region (GoProgramSubject, go_reference.hpp).
+// A Subject is what runs a workload: an in-process Scheduler (InProcessSubject, here), the
+// workload's sequential elision with no scheduler at all (also InProcessSubject), or an external
+// program that times its own measured region (GoProgramSubject, go_reference.hpp).
 // Every Subject follows the same protocol, so `schedlab run` and `schedlab_gbench` measure the
 // same thing:
 //
@@ -32,6 +33,7 @@
 #include "counters/cache_geometry.hpp"
 #include "counters/sim.hpp"
 #include "footprint.hpp"
+#include "cpu_pin.hpp"
 #include "plan.hpp"
 #include "scheduler.hpp"
 #include "workload.hpp"
@@ -89,6 +91,11 @@ struct Measurement {
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
   MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
   WorkloadFacts facts;  // of the case this measurement belongs to (set by the runner)
+  // Times of the same block repetition that this one is compared with (set by the runner; absent
+  // when the block did not measure them): the sequential elision's wall_ns (T_S), and this
+  // variant's own wall_ns at 1 thread (T_1). Native runs only: a simulated time is Valgrind's.
+  std::optional<double> elision_ns;
+  std::optional<double> one_thread_ns;
   // Valgrind's counts of the measured region, when it ran under the simulator (sim.hpp).
   std::optional<SimCounts> sim;
   // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
@@ -135,9 +142,18 @@ class InProcessSubject final : public Subject {
   // `label` names the case in errors and traces; `name` is the scheduler's (schedtrace).
   InProcessSubject(std::unique_ptr<Scheduler> scheduler, std::string label, std::string name,
                    Watchers watchers);
+  // The sequential elision (Workload::run_elision) timed on the calling thread, with no
+  // scheduler: no scheduler counters, trace or schedtrace; events count the calling thread;
+  // `pin`: the thread runs on the first allowed CPU during each repetition (bound before the
+  // clock starts and released after it stops).
+  static std::unique_ptr<InProcessSubject> elision(std::string label, Watchers watchers, bool pin);
   void warm_up(Workload& w, unsigned runs) override;
   Measurement measure(Workload& w, bool traced) override;
-  Scheduler& scheduler() { return *scheduler_; }
+  // The scheduler; not for an elision subject.
+  Scheduler& scheduler() {
+    SCHEDLAB_ASSERT(scheduler_ != nullptr, "an elision subject has no scheduler");
+    return *scheduler_;
+  }
   // The next run's measured region is the simulator's: bracketed by its client requests
   // (sim.hpp). Used by the simulated child, after its warm-up runs.
   void bracket_next_run_for_simulator() { bracket_next_ = true; }
@@ -147,13 +163,21 @@ class InProcessSubject final : public Subject {
   // The clock around Scheduler::run, and the simulator's bracket when asked for.
   std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point> run_region(Workload& w);
 
+  // Null for the elision: the region is Workload::run_elision on this thread.
   std::unique_ptr<Scheduler> scheduler_;
+  std::optional<std::vector<int>> elision_pin_;  // elision with --pin on: the CPUs allowed at build
   const std::string label_;
   const std::string name_;
   Watchers watchers_;
   FootprintLog footprints_;
   bool bracket_next_ = false;
 };
+
+// The in-process subject of `s` (kind in_process or elision): its scheduler built with `threads`
+// and `params`, or the sequential elision. Throws what building the scheduler throws.
+std::unique_ptr<InProcessSubject> in_process_subject(const SchedulerEntry& s, unsigned threads,
+                                                     const ParamValues& params, std::string label,
+                                                     Watchers watchers);
 
 // The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the
 // subject's count of tasks executed (root included), if it has one. Throws

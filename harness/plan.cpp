@@ -77,7 +77,7 @@ bool simulation_runnable(const SchedulerEntry& s, bool required) {
     }
     return skip(*why);
   }
-  if (s.external) return skip(s.name + " runs another program, which the simulator does not measure");
+  if (s.external()) return skip(s.name + " runs another program, which the simulator does not measure");
   return true;
 }
 
@@ -146,7 +146,7 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, 
           if (s->single_threaded && t != threads.front()) continue;
           if (s->single_threaded) note_single_threaded(*s, r);
           if (simulated && !simulation_runnable(*s, require_counters)) continue;
-          if (s->external && !external_runnable(*s, *w)) continue;
+          if (s->external() && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             const unsigned threads = s->single_threaded ? 1u : t;
             if (s->validate) s->validate(threads, sp);  // what only a build would find, found now

@@ -169,6 +169,13 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));
     part.threads = thread_list(threads, at + ": threads");
     if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);
+    // Every native block of a preset measures the sequential elision beside its variants, so that
+    // each row's speedup and work overhead (row.cpp) have their T_S from the same moment of the
+    // machine. Simulated blocks leave it out: their times are Valgrind's and enter no ratio.
+    if (!part.simulated &&
+        std::find(part.schedulers.begin(), part.schedulers.end(), kElisionName) == part.schedulers.end()) {
+      part.schedulers.push_back(kElisionName);
+    }
     if (run.contains("params")) {
       if (!run["params"].is_object()) throw ParamError(at + ": 'params' must be an object");
       for (const auto& [param, values] : run["params"].items()) {

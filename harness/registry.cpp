@@ -254,7 +254,8 @@ SchedulerEntry openmp_entry() {
 #endif
 
 // A label only, for the A/A control that measures a run's noise floor: the same configuration
-// twice (--replica a,b) in the same blocks. Every scheduler takes it; it changes nothing.
+// twice (--replica a,b) in the same blocks. Every scheduler but the elision takes it; it changes
+// nothing.
 ParamSpec replica_param() {
   return choice("replica", "a", {"a", "b"},
                 "a label: two replicas of one configuration in the same repetitions are the A/A "
@@ -266,7 +267,7 @@ std::vector<SchedulerEntry> build_schedulers() {
 #if SCHEDLAB_WITH_TBB
   r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {pin_param(kPinByDefault)},
                [](unsigned threads, const ParamValues& p) { return make_tbb(threads, chosen(p, "pin", kOnOff)); },
-               /*single_threaded=*/false, /*external=*/false, /*peer=*/true});
+               /*single_threaded=*/false, SchedulerKind::in_process, /*peer=*/true});
 #endif
 #if SCHEDLAB_WITH_BOOST_FIBER
   r.push_back(boost_fiber_entry("boost-fiber", BoostFiberAlgorithm::work_stealing,
@@ -277,15 +278,24 @@ std::vector<SchedulerEntry> build_schedulers() {
 #if SCHEDLAB_WITH_OPENMP
   r.push_back(openmp_entry());
 #endif
-  r.push_back({"serial", "the sequential elision: spawn is a plain call (T_S baseline, one thread)", {pin_param(kPinByDefault)},
+  r.push_back({kElisionName, "the sequential elision: each workload's own program with every spawn a plain call and no "
+               "scheduler at all; T_S, the baseline of the speedup and work_overhead columns (presets measure it in "
+               "every block; add --scheduler elision to a run for them); one thread",
+               {pin_param(kPinByDefault)}, {}, /*single_threaded=*/true, SchedulerKind::elision});
+  r.push_back({"serial", "the task API on one thread, each spawn run at once: what spawn, join and wait cost "
+               "without any scheduling (one thread)", {pin_param(kPinByDefault)},
                [](unsigned, const ParamValues& p) { return make_serial(chosen(p, "pin", kOnOff)); },
                /*single_threaded=*/true});
   r.push_back(os_threads_entry());
   // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
   // --threads. Only fib-go, fib, loops and iomix have Go twins.
   r.push_back({"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads",
-               {}, {}, /*single_threaded=*/false, /*external=*/true, /*peer=*/true});
-  for (SchedulerEntry& e : r) e.params.push_back(replica_param());
+               {}, {}, /*single_threaded=*/false, SchedulerKind::external, /*peer=*/true});
+  // The elision takes no replica: the A/A control pairs two replicas of one scheduler, and the
+  // elision a preset adds to every block (presets.cpp) is measured once beside them.
+  for (SchedulerEntry& e : r) {
+    if (!e.elision()) e.params.push_back(replica_param());
+  }
   return r;
 }
 
@@ -426,7 +436,8 @@ const WorkloadEntry& find_workload(const std::string& name) {
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, unsigned threads,
                                           const ParamValues& params) {
   const SchedulerEntry& e = find_scheduler(name);
-  if (e.external) throw ParamError("scheduler " + name + " is an external program; only `schedlab run` can run it");
+  if (e.external()) throw ParamError("scheduler " + name + " is an external program; only `schedlab run` can run it");
+  if (e.elision()) throw ParamError("scheduler " + name + " is the sequential elision, not a scheduler; only `schedlab run` can run it");
   return e.make(threads, resolve_params(e.params, params, "scheduler " + name));
 }
 

@@ -17,17 +17,27 @@ namespace schedlab {
 // (presets.cpp), gbench and the schedulers' defaults (registry.cpp) all check against.
 inline constexpr unsigned kMaxThreads = 1024;
 
+// How the cases of a SchedulerEntry are measured.
+enum class SchedulerKind {
+  in_process,  // a Scheduler built by `make` runs the workload's tasks in this process
+  elision,     // no scheduler: the workload's sequential elision (Workload::run_elision) on the
+               // harness thread, the T_S every speedup is measured against; `make` is empty
+  external,    // another program: the workload's twin (the Go reference programs, `go-runtime`);
+               // `make` is empty
+};
+
 struct SchedulerEntry {
   std::string name;
   std::string summary;
   std::vector<ParamSpec> params;
-  // threads is already checked to be in 1..kMaxThreads; params are resolved.
+  // threads is already checked to be in 1..kMaxThreads; params are resolved. Empty unless
+  // kind is in_process.
   std::function<std::unique_ptr<Scheduler>(unsigned threads, const ParamValues& params)> make;
-  // The scheduler runs every task on one thread whatever --threads says (serial).
+  // The scheduler runs every task on one thread whatever --threads says (serial, elision).
   bool single_threaded = false;
-  // Not an in-process scheduler: the runner runs the workload's twin program instead (the Go
-  // reference programs, `go-runtime`); `make` is empty.
-  bool external = false;
+  SchedulerKind kind = SchedulerKind::in_process;
+  bool external() const noexcept { return kind == SchedulerKind::external; }
+  bool elision() const noexcept { return kind == SchedulerKind::elision; }
   // A peer: an established runtime a user would pick instead of schedlab's own designs
   // (oneTBB, Boost.Fiber, OpenMP, Go itself), the yardstick of the "vs best peer" column and
   // the report's peers figure. fair, central, steal-half (the designs under study), serial and
@@ -59,7 +69,11 @@ std::optional<std::string> missing_from_this_build(const std::string& name);
 const SchedulerEntry& find_scheduler(const std::string& name);
 const WorkloadEntry& find_workload(const std::string& name);
 
-// Builds a scheduler by name with default parameters (tests, gbench).
+// The name of the sequential elision's entry (SchedulerKind::elision).
+inline constexpr const char* kElisionName = "elision";
+
+// Builds a scheduler by name with default parameters (tests, gbench). Throws ParamError for an
+// entry that is not an in-process scheduler (elision, go-runtime).
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, unsigned threads,
                                           const ParamValues& params = {});
 

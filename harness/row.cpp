@@ -83,6 +83,20 @@ void results(std::vector<Column>& s) {
                "neither the scheduler nor the workload knows the task count", [](const RowContext& r) {
                  return r.m.tasks ? fixed(r.m.wall_ns / static_cast<double>(*r.m.tasks), 2) : std::string();
                }});
+  s.push_back({"speedup", T::real, "", "result",
+               "the sequential elision's wall_ns in the same block repetition over this row's: T_S / T_P, the "
+               "speedup over the program without tasks (`--scheduler elision`)",
+               "the block has no elision row (presets always measure one; add `--scheduler elision`), or the "
+               "row was simulated",
+               [](const RowContext& r) { return r.m.elision_ns ? fixed(*r.m.elision_ns / r.m.wall_ns, 4) : std::string(); }});
+  s.push_back({"work_overhead", T::real, "", "result",
+               "this variant's wall_ns at 1 thread over the sequential elision's, in the same block repetition: "
+               "T_1 / T_S, what spawning, joining and scheduling the tasks cost on one thread",
+               "the block has no elision row or no 1-thread row of this variant, or the row was simulated",
+               [](const RowContext& r) {
+                 return r.m.elision_ns && r.m.one_thread_ns ? fixed(*r.m.one_thread_ns / *r.m.elision_ns, 4)
+                                                            : std::string();
+               }});
   s.push_back({"simulated", T::integer, "", "result",
                "1 when the repetition ran under Valgrind's cache simulator (`--counters sim`): its wall_ns, "
                "ns_per_task and cpu_ns are Valgrind's, tens of times a native run's, and plots and claims leave "

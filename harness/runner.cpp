@@ -81,18 +81,17 @@ struct LiveCase {
 };
 
 // Worker threads a case's subject keeps alive (the go-runtime program's are another process's).
-unsigned live_threads(const Case& c) { return c.scheduler->external ? 0 : c.threads; }
+unsigned live_threads(const Case& c) { return c.scheduler->external() ? 0 : c.threads; }
 
 // Builds the case's subject. A scheduler that cannot get its threads or its memory is named in
 // the error.
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
-  if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
+  if (c.scheduler->external()) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
   if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.out.geometry(), run.request.warmup});
   Watchers watchers{&run.events, &run.schedtrace, run.out.trace(), std::nullopt};
   if (c.modelled) watchers.model = run.out.geometry()->ll;
   try {
-    return std::make_unique<InProcessSubject>(c.scheduler->make(c.threads, c.scheduler_params), c.label(),
-                                              c.scheduler->name, watchers);
+    return in_process_subject(*c.scheduler, c.threads, c.scheduler_params, c.label(), watchers);
   } catch (const ResourceError& e) {
     throw ResourceError(c.label() + ": " + e.what());
   } catch (const std::bad_alloc&) {
@@ -155,6 +154,7 @@ class BlockRepetition {
   void write() {
     if (measured_.empty()) return;
     const MachineLoad load = machine_load(before_, sample_machine());
+    set_reference_times();
     while (!measured_.empty()) {
       auto& [l, m] = measured_.front();
       m.machine = load;
@@ -169,6 +169,26 @@ class BlockRepetition {
   }
 
  private:
+  // The times each row is compared with in this repetition (Measurement::elision_ns,
+  // one_thread_ns): the elision's, and the same variant's at 1 thread. A variant is a scheduler
+  // with its parameters; simulated rows take part in neither.
+  void set_reference_times() {
+    std::optional<double> elision;
+    for (const auto& [l, m] : measured_) {
+      if (l->c->scheduler->elision() && !l->c->simulated) elision = m.wall_ns;
+    }
+    for (auto& [l, m] : measured_) {
+      if (l->c->simulated) continue;
+      m.elision_ns = elision;
+      for (const auto& [other, om] : measured_) {
+        if (other->c->threads == 1 && !other->c->simulated && other->c->scheduler == l->c->scheduler &&
+            other->c->scheduler_params == l->c->scheduler_params) {
+          m.one_thread_ns = om.wall_ns;
+        }
+      }
+    }
+  }
+
   RunState& run_;
   const unsigned rep_;
   const MachineSample before_;

@@ -158,7 +158,7 @@ void run_simulated_repetition(const std::string& request_json_text, const std::s
   const json r = json::parse(request_json_text);
   const SchedulerEntry& s = find_scheduler(r.at("scheduler").get<std::string>());
   const WorkloadEntry& w = find_workload(r.at("workload").get<std::string>());
-  if (s.external) throw ParamError("scheduler " + s.name + " is an external program; it cannot be simulated");
+  if (s.external()) throw ParamError("scheduler " + s.name + " is an external program; it cannot be simulated");
   const auto threads = r.at("threads").get<unsigned>();
   const ParamValues sp = resolve_params(s.params, r.at("scheduler_params").get<ParamValues>(), "scheduler " + s.name);
   const ParamValues wp = resolve_params(w.params, r.at("workload_params").get<ParamValues>(), "workload " + w.name);
@@ -175,10 +175,10 @@ void run_simulated_repetition(const std::string& request_json_text, const std::s
     ~Cleanup() { w.cleanup(); }
   } cleanup{*workload};
   workload->prepare();
-  InProcessSubject subject(s.make(threads, sp), c.label(), s.name, watchers);
-  subject.warm_up(*workload, r.at("warmup").get<unsigned>());
-  subject.bracket_next_run_for_simulator();
-  const Measurement m = subject.measure(*workload, /*traced=*/false);
+  const std::unique_ptr<InProcessSubject> subject = in_process_subject(s, threads, sp, c.label(), watchers);
+  subject->warm_up(*workload, r.at("warmup").get<unsigned>());
+  subject->bracket_next_run_for_simulator();
+  const Measurement m = subject->measure(*workload, /*traced=*/false);
   std::ofstream out(out_path);
   out << measurement_json(m).dump() << "\n";
   if (!out.flush()) throw std::runtime_error("cannot write " + out_path + ": " + std::strerror(errno));

@@ -64,7 +64,7 @@ std::string workload_key(const CaseResult& r) {
 struct CaseStats {
   const CaseResult* r;
   double median_ns, sd_ns, cv;
-  double serial_ns, tbb_ns;  // the references' medians, NaN when not run
+  double elision_ns, tbb_ns;  // the references' medians, NaN when not run
   std::string vs_best_peer;  // vs_best_peer()'s cell
 };
 
@@ -106,7 +106,7 @@ CaseStats stats_of(const std::vector<CaseResult>& results, const CaseResult& r) 
   const double med = median(r.wall_ns);
   const double sd = standard_deviation(r.wall_ns);
   const double mean = std::accumulate(r.wall_ns.begin(), r.wall_ns.end(), 0.0) / static_cast<double>(r.wall_ns.size());
-  return {&r, med, sd, sd / mean, reference(results, r, "serial", false), reference(results, r, "tbb", true),
+  return {&r, med, sd, sd / mean, reference(results, r, kElisionName, false), reference(results, r, "tbb", true),
           vs_best_peer(results, r, med)};
 }
 
@@ -141,9 +141,9 @@ std::vector<SummaryColumn> table_columns() {
        [](const CaseStats& s) {
          return or_dash(s.r->tasks, [&s](double t) { return format_double(s.median_ns / t, 1); });
        }},
-      {"vs serial", false,
+      {"vs elision", false,
        [](const CaseStats& s) {
-         return or_dash(s.serial_ns, [&s](double v) { return format_double(v / s.median_ns, 2) + "x"; });
+         return or_dash(s.elision_ns, [&s](double v) { return format_double(v / s.median_ns, 2) + "x"; });
        }},
       {"vs tbb", false,
        [](const CaseStats& s) { return or_dash(s.tbb_ns, [&s](double v) { return format_double(s.median_ns / v, 2); }); }},
@@ -270,8 +270,9 @@ std::string notes(const std::vector<CaseResult>& results) {
   std::size_t most_reps = 0;
   for (const CaseResult& r : results) most_reps = std::max(most_reps, r.reps.size());
   std::ostringstream out;
-  out << "\nmedian ± sd: median and standard deviation of the repetitions; vs serial: speedup over the sequential "
-         "elision (higher is better); vs tbb: time relative to oneTBB at the same threads (lower is better)\n"
+  out << "\nmedian ± sd: median and standard deviation of the repetitions; vs elision: speedup over the sequential "
+         "elision, the program with every spawn a plain call (higher is better; '-' without --scheduler elision); "
+         "vs tbb: time relative to oneTBB at the same threads (lower is better)\n"
       << "vs best peer: time relative to the fastest peer at the same threads, named in brackets (lower is better; "
          "peers are the runtimes a user would pick instead: "
       << peer_list() << ")\n"

@@ -11,7 +11,8 @@
 //
 // Under the fiber schedulers a task that joins an unfinished task suspends and its worker thread
 // runs other tasks. Under tbb a join is a task_group wait, under os-threads a thread join, under
-// serial spawn is a plain call. Workloads cannot tell which is running them.
+// serial spawn is a plain call. Workloads cannot tell which is running them. (The end of this
+// file has the execution types a workload's body is written over, Tasks and Elision.)
 //
 // Rules: a JoinHandle or WaitGroup joins in its destructor if nobody did (so the structure is
 // always a tree and run() returning means every task is done). An exception that nobody joined
@@ -207,5 +208,76 @@ auto blocking(F&& f) {
   } end{s};
   return std::forward<F>(f)();
 }
+
+// ---- One source, two programs: with tasks, or the sequential elision ------------------------
+//
+// A workload writes its body once, as a template over an execution type X, and calls
+// X::spawn(f), X::WaitGroup and X::blocking(f) where it would call the free functions above:
+//
+//   template <class X> std::uint64_t fib(int n) {
+//     if (n < 2) return n;
+//     auto a = X::spawn([n] { return fib<X>(n - 1); });
+//     const std::uint64_t b = fib<X>(n - 2);
+//     return a.join() + b;
+//   }
+//
+// fib<Tasks> is the parallel program, run by a scheduler. fib<Elision> is its sequential
+// elision, as Cilk defines it (delete the spawn and sync keywords and a correct program
+// remains): spawn(f) calls f there and then and keeps its value for join(), WaitGroup::go(f)
+// calls f, wait() and blocking(f) do nothing but call. No task object, virtual call, atomic or
+// counter is left, so after inlining it is the plain recursive program a user would write:
+// T_S, the time every speedup and work overhead is measured against (README, "elision").
+// One difference in meaning: an exception leaves spawn() under Elision, join() under Tasks.
+
+// The parallel program: tasks on the scheduler whose run() is active.
+struct Tasks {
+  template <class F>
+  static auto spawn(F&& f) {
+    return schedlab::spawn(std::forward<F>(f));
+  }
+  using WaitGroup = schedlab::WaitGroup;
+  template <class F>
+  static auto blocking(F&& f) {
+    return schedlab::blocking(std::forward<F>(f));
+  }
+};
+
+namespace detail {
+// What Elision::spawn returns: the value, already computed, and join() to hand it back.
+template <class R>
+struct Computed {
+  R value;
+  R join() { return std::move(value); }
+};
+template <>
+struct Computed<void> {
+  void join() {}
+};
+}  // namespace detail
+
+// The sequential elision: every spawn is a plain call. Usable outside Scheduler::run().
+struct Elision {
+  template <class F>
+  static auto spawn(F&& f) {
+    using R = std::invoke_result_t<std::decay_t<F>&>;
+    if constexpr (std::is_void_v<R>) {
+      std::forward<F>(f)();
+      return detail::Computed<void>{};
+    } else {
+      return detail::Computed<R>{std::forward<F>(f)()};
+    }
+  }
+  struct WaitGroup {
+    template <class F>
+    void go(F&& f) {
+      std::forward<F>(f)();
+    }
+    void wait() {}
+  };
+  template <class F>
+  static decltype(auto) blocking(F&& f) {
+    return std::forward<F>(f)();
+  }
+};
 
 }  // namespace schedlab

@@ -45,7 +45,7 @@ int fib_n(const std::string& scheduler, int n) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const auto& s : scheduler_registry()) {
-    if (s.external) continue;  // go-runtime runs Go programs, not this API
+    if (s.kind != SchedulerKind::in_process) continue;  // go-runtime runs Go programs, elision no scheduler
     for (unsigned t : {1u, 2u, 4u}) {
       if (s.single_threaded && t != 1) continue;
       cases.push_back({s.name, t});

@@ -33,7 +33,7 @@ std::vector<Small> small_workloads() {
 
 TEST(Workloads, EveryWorkloadUnderEveryScheduler) {
   for (const SchedulerEntry& s : scheduler_registry()) {
-    if (s.external) continue;
+    if (s.kind != SchedulerKind::in_process) continue;
     for (unsigned threads : {1u, 2u}) {
       if (s.single_threaded && threads != 1) continue;
       auto sched = make_scheduler(s.name, threads);
@@ -56,6 +56,46 @@ TEST(Workloads, EveryWorkloadUnderEveryScheduler) {
       }
     }
   }
+}
+
+// The sequential elision (Workload::run_elision) is the same program with every spawn a plain
+// call: it must compute exactly what the tasks do, with no scheduler running.
+TEST(Workloads, EveryWorkloadsElisionComputesTheExactResult) {
+  ASSERT_EQ(detail::active_scheduler(), nullptr);
+  for (const Small& w : small_workloads()) {
+    SCOPED_TRACE("elision " + w.workload);
+    const WorkloadEntry& entry = find_workload(w.workload);
+    auto work = entry.make(resolve_params(entry.params, w.params, w.workload));
+    work->prepare();
+    for (int rep = 0; rep < 2; ++rep) {
+      work->run_elision();
+      EXPECT_EQ(work->check(), "");
+    }
+    work->cleanup();
+  }
+}
+
+// A check that cannot fail proves nothing: a wrong elision result is caught. (fib(20) through the
+// elision, then the check of fib(21).)
+TEST(Workloads, AWrongElisionResultIsCaught) {
+  const WorkloadEntry& fib = find_workload("fib");
+  auto twenty = fib.make(resolve_params(fib.params, {{"n", "20"}}, "fib"));
+  auto twenty_one = fib.make(resolve_params(fib.params, {{"n", "21"}}, "fib"));
+  twenty->run_elision();
+  EXPECT_EQ(twenty->check(), "");
+  EXPECT_NE(twenty_one->check(), "") << "fib(21) was never computed, so its check must fail";
+}
+
+TEST(Workloads, ElisionSpawnIsAPlainCall) {
+  int calls = 0;
+  auto handle = Elision::spawn([&calls] { return ++calls; });
+  EXPECT_EQ(calls, 1) << "the elision runs the task inside spawn";
+  EXPECT_EQ(handle.join(), 1);
+  Elision::WaitGroup wg;
+  wg.go([&calls] { ++calls; });
+  EXPECT_EQ(calls, 2) << "and a wait group's task inside go";
+  wg.wait();
+  EXPECT_EQ(Elision::blocking([] { return 7; }), 7);
 }
 
 TEST(Workloads, CountUpReturnsItsCount) {

@@ -4,6 +4,11 @@
 // repetition run() inside Scheduler::run() (the timed region, run() being the root task's body)
 // followed by check(), and cleanup() at the end. A workload never reads a counter or writes a
 // file of results; it only computes, and says whether what it computed is right.
+//
+// Every workload also has its sequential elision, run_elision(): the same program with every
+// spawn a plain call and no scheduler at all (api.hpp, Tasks and Elision), which the harness
+// times as `--scheduler elision`, the T_S of every speedup. A workload whose body is one
+// template over the execution type derives from ElidableWorkload and gets both from it.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "api.hpp"
 
 namespace schedlab {
 
@@ -23,6 +30,9 @@ class Workload {
   virtual void prepare() {}
   // The measured region; runs as the root task of Scheduler::run().
   virtual void run() = 0;
+  // The same computation as the sequential elision (every spawn a plain call), on the calling
+  // thread and outside any Scheduler::run(); check() must accept its result as it does run()'s.
+  virtual void run_elision() = 0;
   // Called after each run: empty if the result is right, otherwise what was wrong.
   virtual std::string check() = 0;
   // Tasks one run spawns, root excluded, when the workload can count them in advance.
@@ -42,6 +52,16 @@ class Workload {
   // parameters to run on the same inputs, as flag name -> value (iomix: the file directory).
   // Valid between prepare() and cleanup().
   virtual std::vector<std::pair<std::string, std::string>> external_args() const { return {}; }
+};
+
+// A workload whose body is written once, as `template <class X> void body()` over the execution
+// type (Tasks or Elision, api.hpp): run() is body<Tasks>() and run_elision() body<Elision>(), so
+// the parallel program and its elision cannot drift apart.
+template <class Derived>
+class ElidableWorkload : public Workload {
+ public:
+  void run() final { static_cast<Derived*>(this)->template body<Tasks>(); }
+  void run_elision() final { static_cast<Derived*>(this)->template body<Elision>(); }
 };
 
 }  // namespace schedlab

@@ -205,8 +205,7 @@ Live& acquire_live(const Spec& spec) {
   auto l = std::make_unique<Live>();
   l->name = spec.name;
   l->work = spec.work->make(spec.work_params);
-  l->subject = std::make_unique<InProcessSubject>(spec.sched->make(spec.threads, spec.sched_params), spec.name,
-                                                  spec.sched->name, Watchers{});
+  l->subject = in_process_subject(*spec.sched, spec.threads, spec.sched_params, spec.name, Watchers{});
   l->work->prepare();
   g_live = std::move(l);
   return *g_live;
@@ -393,7 +392,7 @@ void register_all(const Options& o) {
     const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
     benchmark::AddCustomContext("schedlab_params:work:" + w.name, describe(w.params, wp));
     for (const SchedulerEntry& s : scheduler_registry()) {
-      if (s.external || !s.make) continue;  // an external program (go-runtime), not in-process
+      if (s.external()) continue;  // another program (go-runtime), not in-process
       const ParamValues sp = params_for(s.params, o, s.name, "scheduler " + s.name);
       for (unsigned t : o.threads) {
         if (s.single_threaded && t != 1) continue;
@@ -413,7 +412,7 @@ void register_all(const Options& o) {
   register_raw_tbb(o);
 #endif
   for (const SchedulerEntry& s : scheduler_registry()) {
-    if (s.external || !s.make || s.params.empty()) continue;
+    if (s.external() || s.params.empty()) continue;
     benchmark::AddCustomContext("schedlab_params:sched:" + s.name,
                                 describe(s.params, params_for(s.params, o, s.name, "scheduler " + s.name)));
   }

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .load import config_labels, flagged, modal_params, native, parse_params
+from .load import ELISION, config_labels, flagged, modal_params, native, parse_params
 from .metrics import METRICS, ROOMS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
@@ -246,9 +246,9 @@ def _x(part, metric, block, masks, threads):
         return math.log(a_top / b_top) - math.log(a_one / b_one)
     a, flagged = value("a", threads)
     if part.kind == "level":
-        serial_flag = bool(block[block["scheduler"] == "serial"]["_flagged"].any()) \
+        reference_flag = bool(block[block["scheduler"] == ELISION]["_flagged"].any()) \
             if part.metric == "efficiency_to_bound" else False
-        return None if flagged or serial_flag else a
+        return None if flagged or reference_flag else a
     b, b_flagged = value("b", threads)
     if flagged or b_flagged:
         return None
@@ -296,7 +296,7 @@ def evaluate_part(part, rows_):
         masks = {"a": rows_.matches(cfg, part.a)}
         if part.b is not None:
             masks["b"] = rows_.matches(cfg, part.b)
-        if part.metric == "efficiency_to_bound" and not (cfg["scheduler"] == "serial").any():
+        if part.metric == "efficiency_to_bound" and not (cfg["scheduler"] == ELISION).any():
             continue
         ran = [set(cfg.loc[m, "threads"]) for m in masks.values()]
         if not all(ran):

@@ -29,6 +29,11 @@ REQUIRED_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep
 ID_GROUP, PARAM_GROUP, RESULT_GROUP = "id", "param", "result"
 # What identifies a case; its rows are the repetitions.
 CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
+# The sequential elision (harness/registry.hpp, kElisionName): each workload's program with every
+# spawn a plain call and no scheduler, T_S of every speedup and efficiency. `serial` runs the
+# task API on one thread (its cost without scheduling); both run on one thread only.
+ELISION = "elision"
+SINGLE_THREADED = (ELISION, "serial")
 
 CSV_FIX = "pass a CSV written by `schedlab run` (header run_id,preset,scheduler,...,wall_ns,...)"
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .load import native, simulated
+from .load import ELISION, native, simulated
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,14 @@ def _best_busy_share(row):
 
 
 def _efficiency_to_bound(row, block):
-    """Parallel efficiency T_serial / (P x T_P) over the best the task lengths allow,
-    min(1, W / (P x Lmax)) (`work_span_ratio` = W / Lmax). T_serial: serial's time in the same
-    block, so both were measured in the same moment of the machine."""
-    serial = block[block["scheduler"] == "serial"]
-    if serial.empty:
+    """Parallel efficiency T_S / (P x T_P) over the best the task lengths allow,
+    min(1, W / (P x Lmax)) (`work_span_ratio` = W / Lmax). T_S: the sequential elision's time in
+    the same block (the program with every spawn a plain call, as work-stealing theory defines
+    T_S), so both were measured in the same moment of the machine."""
+    elision = block[block["scheduler"] == ELISION]
+    if elision.empty:
         return math.nan
-    efficiency = _cell(serial.iloc[0], "wall_ns") / (_cell(row, "threads") * _cell(row, "wall_ns"))
+    efficiency = _cell(elision.iloc[0], "wall_ns") / (_cell(row, "threads") * _cell(row, "wall_ns"))
     return efficiency / _best_busy_share(row)
 
 

@@ -29,7 +29,8 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import doc  # noqa: E402
-from .load import CASE_KEY, config_labels, native, natural_key, simulated  # noqa: E402
+from .load import (CASE_KEY, ELISION, SINGLE_THREADED, config_labels, native, natural_key,  # noqa: E402
+                   simulated)
 from .stats import efficiency, efficiency_reference, metg, per_task, summarise  # noqa: E402
 
 plt.rcParams.update({
@@ -237,11 +238,12 @@ def figure_time(p):
     return s
 
 
-def speedup_lines(medians, serial, workload, params):
+def speedup_lines(medians, elision, workload, params):
     """(variant, line style, threads, speedups) for one configuration: solid against the
-    variant's own 1-thread median, dashed against serial's, for variants run at >= 2 counts."""
+    variant's own 1-thread median, dashed against the sequential elision's, for variants run at
+    >= 2 counts."""
     here = medians[(medians["workload"] == workload) & (medians["workload_params"] == params)]
-    ref_serial = serial[(serial["workload"] == workload) & (serial["workload_params"] == params)]
+    reference = elision[(elision["workload"] == workload) & (elision["workload_params"] == params)]
     lines = []
     for variant, vmed in here.groupby("variant"):
         vmed = vmed.sort_values("threads")
@@ -250,22 +252,22 @@ def speedup_lines(medians, serial, workload, params):
         one = vmed[vmed["threads"] == 1]
         if not one.empty:
             lines.append((variant, "-", vmed["threads"], one["median"].iloc[0] / vmed["median"]))
-        if not ref_serial.empty:
+        if not reference.empty:
             lines.append((variant, "--", vmed["threads"],
-                          ref_serial["median"].iloc[0] / vmed["median"]))
+                          reference["median"].iloc[0] / vmed["median"]))
     return lines
 
 
 def figure_speedup(p):
     s = Section("2. Speedup against threads")
     medians = summarise(p.results.rows, "wall_ns")
-    serial = medians[medians["scheduler"] == "serial"]
-    parallel = medians[medians["scheduler"] != "serial"]
+    elision = medians[medians["scheduler"] == ELISION]
+    parallel = medians[~medians["scheduler"].isin(SINGLE_THREADED)]
     for workload in sorted(parallel["workload"].unique()):
         configs = sorted(parallel.loc[parallel["workload"] == workload, "workload_params"].unique(),
                          key=natural_key)
         panels = [(c, lines) for c in configs
-                  if (lines := speedup_lines(parallel, serial, workload, c))]
+                  if (lines := speedup_lines(parallel, elision, workload, c))]
         if not panels:
             continue
         fig, axes = grid(len(panels), 5.0, 3.6)
@@ -282,13 +284,14 @@ def figure_speedup(p):
             variants = dict.fromkeys(variant for variant, *_ in lines)
             ax.legend(handles=[Patch(color=p.colors[v], label=v) for v in variants], fontsize=6)
         p.save(fig, f"speedup_{workload}", s, f"Speedup: how {workload} scales with threads (solid: "
-                                              "vs own 1-thread time; dashed: vs serial; dotted: ideal)")
+                                              "vs own 1-thread time; dashed: vs the sequential elision; "
+                                              "dotted: ideal)")
     if not s.files:
         return s.skip("no scheduler was run at two or more thread counts on one configuration")
     s.blocks.append(doc.Paragraph(
         "Speedup = reference median wall time / median wall time at N threads; solid lines use "
-        "the scheduler's own 1-thread run, dashed lines serial's run of the same workload "
-        "configuration; dotted: ideal. Thread counts above the machine's CPUs are oversubscribed "
+        "the scheduler's own 1-thread run, dashed lines the sequential elision's run of the same "
+        "workload configuration (the program with every spawn a plain call); dotted: ideal. Thread counts above the machine's CPUs are oversubscribed "
         "(the CSV marks them)."))
     return s
 
@@ -422,7 +425,7 @@ def simulated_and_modelled_candidates(p):
 def figure_traffic(p):
     s = Section("5. Steals, migrations and global-queue traffic per task")
     r = p.results
-    parallel = r.rows[r.rows["scheduler"] != "serial"]  # serial has no queues to count
+    parallel = r.rows[~r.rows["scheduler"].isin(SINGLE_THREADED)]  # no queues to count
     if "global_pushes" in parallel and "global_pops" in parallel:
         parallel = parallel.assign(
             global_traffic=parallel["global_pushes"] + parallel["global_pops"])
@@ -448,7 +451,7 @@ def granularity_curves(results):
     """For preset "granularity", per (workload, variant) at the workload's largest thread count:
     (threads, reference kinds used, [(granularity µs, efficiency)])."""
     rows = results.rows
-    sweep = rows[(rows["preset"] == "granularity") & (rows["scheduler"] != "serial")]
+    sweep = rows[(rows["preset"] == "granularity") & ~rows["scheduler"].isin(SINGLE_THREADED)]
     if sweep.empty or "tasks" not in sweep:
         return {}
     sweep = sweep[sweep["threads"] == sweep.groupby("workload")["threads"].transform("max")]
@@ -457,7 +460,7 @@ def granularity_curves(results):
     granularity = summarise(sweep, sweep["wall_ns"] * sweep["threads"] / sweep["tasks"] / 1e3)
     granularity = granularity[key + ["median"]].rename(columns={"median": "granularity"})
     cases = wall.merge(granularity, on=key)
-    references = summarise(rows, "wall_ns")  # serial or 1-thread runs may come from any preset
+    references = summarise(rows, "wall_ns")  # elision or 1-thread runs may come from any preset
     curves = {}
     for c in cases.itertuples():
         ref, kind = efficiency_reference(references, c.scheduler, c.scheduler_params, c.workload,
@@ -474,7 +477,7 @@ def figure_granularity(p):
     s = Section("6. Parallel efficiency against task granularity (METG)")
     curves = granularity_curves(p.results)
     if not curves:
-        return s.skip('no rows from preset "granularity" with a serial or 1-thread reference '
+        return s.skip('no rows from preset "granularity" with an elision or 1-thread reference '
                       "(run `schedlab run --preset granularity`)")
     workloads = sorted({w for w, _ in curves})
     fig, axes = grid(len(workloads), 6.0, 4.0)
@@ -503,8 +506,9 @@ def figure_granularity(p):
            "Granularity: how small can tasks be before efficiency falls below 50%? (preset "
            "granularity; diamond, dotted: METG(50%))")
     s.blocks.append(doc.Paragraph(
-        "Efficiency = T_ref / (threads x median wall time), T_ref = serial's median for the same "
-        "workload parameters if run, else the scheduler's own 1-thread median. Granularity = "
+        "Efficiency = T_ref / (threads x median wall time), T_ref = the sequential elision's median "
+        "for the same workload parameters (T_S, as TaskBench defines efficiency) if run, else the "
+        "scheduler's own 1-thread median. Granularity = "
         "median of wall time x threads / tasks. METG(50%) = smallest granularity reaching 50% "
         "efficiency, interpolated linearly in log granularity; '<=' when the finest task size "
         "run already reaches it."))
@@ -550,7 +554,7 @@ def peer_tables(rows, peers):
             continue
         cost = summarise(crows, "ns_per_task").rename(columns={"variant": "group", "threads": "bar"})
         medians = summarise(crows, "wall_ns")
-        # speedup_lines without a serial reference gives only the own-1-thread lines. One ratio
+        # speedup_lines without an elision reference gives only the own-1-thread lines. One ratio
         # of medians per bar: no interval and no Hodges-Lehmann centre (cluster_bars falls back
         # to the median and to min/max).
         speedups = [{"group": variant, "bar": t, "median": ratio, "centre": math.nan,

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import bootstrap, mannwhitneyu
 
-from .load import CASE_KEY
+from .load import CASE_KEY, ELISION
 from .paired import hodges_lehmann
 
 # Fewer repetitions a side than this make a comparison weak (scripts/compare warns): p cannot
@@ -105,13 +105,16 @@ def efficiency(reference_ns, threads, wall_ns):
 
 
 def efficiency_reference(medians, scheduler, scheduler_params, workload, workload_params):
-    """The time efficiency is measured against, from a table of case medians of wall_ns:
-    serial's median for the same workload parameters, else the scheduler's own 1-thread median.
-    Returns (ns, "serial" | "own 1-thread") or (None, "") when neither was run."""
+    """The time efficiency is measured against, from a table of case medians of wall_ns: the
+    sequential elision's median for the same workload parameters (T_S, as TaskBench defines
+    efficiency); in runs recorded before the elision existed, serial's (then called the
+    elision); else the scheduler's own 1-thread median. Returns (ns, "elision" | "serial" |
+    "own 1-thread"), naming the reference used, or (None, "") when none was run."""
     same = (medians["workload"] == workload) & (medians["workload_params"] == workload_params)
-    serial = medians[same & (medians["scheduler"] == "serial")]
-    if not serial.empty:
-        return float(serial["median"].iloc[0]), "serial"
+    for reference in (ELISION, "serial"):
+        rows = medians[same & (medians["scheduler"] == reference)]
+        if not rows.empty:
+            return float(rows["median"].iloc[0]), reference
     own = medians[same & (medians["scheduler"] == scheduler) &
                   (medians["scheduler_params"] == scheduler_params) & (medians["threads"] == 1)]
     if not own.empty:

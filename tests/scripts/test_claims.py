@@ -58,7 +58,7 @@ def metric_columns(part, value, threads):
     if m == "cache_misses_per_task":
         return {"papi_l2_dcm": value * TASKS, "tasks": TASKS}
     if m == "efficiency_to_bound":
-        # serial runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
+        # the elision runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
         return {"wall_ns": 2000.0 / (threads * value), "work_span_ratio": 100.0}
     raise AssertionError(f"no synthetic columns for metric {m}")
 
@@ -94,7 +94,7 @@ class Synthetic:
             if part.kind == "level":
                 self.row(part.a, rep, t, metric_columns(part, noisy(effect), t))
                 if part.metric == "efficiency_to_bound":
-                    self.row(claims.Selector("serial"), rep, 1, {"wall_ns": 2000.0})
+                    self.row(claims.Selector("elision"), rep, 1, {"wall_ns": 2000.0})
                 continue
             counts = [t, 1] if part.kind == "growth" else [t]
             for threads in counts:

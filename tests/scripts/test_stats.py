@@ -75,7 +75,7 @@ class TestsAndIntervalsTest(unittest.TestCase):
 
 class EfficiencyReferenceTest(unittest.TestCase):
     MEDIANS = pd.DataFrame([
-        {"scheduler": "serial", "scheduler_params": "", "workload": "loops",
+        {"scheduler": "elision", "scheduler_params": "", "workload": "loops",
          "workload_params": "iters=10", "threads": 1, "median": 100.0},
         {"scheduler": "fair", "scheduler_params": "a=1", "workload": "loops",
          "workload_params": "iters=10", "threads": 1, "median": 120.0},
@@ -83,8 +83,13 @@ class EfficiencyReferenceTest(unittest.TestCase):
          "workload_params": "iters=20", "threads": 1, "median": 220.0},
     ])
 
-    def test_serial_preferred(self):
+    def test_elision_preferred(self):
         self.assertEqual(efficiency_reference(self.MEDIANS, "fair", "a=1", "loops", "iters=10"),
+                         (100.0, "elision"))
+
+    def test_serial_in_runs_that_predate_the_elision(self):
+        older = self.MEDIANS.assign(scheduler=self.MEDIANS["scheduler"].replace("elision", "serial"))
+        self.assertEqual(efficiency_reference(older, "fair", "a=1", "loops", "iters=10"),
                          (100.0, "serial"))
 
     def test_own_one_thread_run_otherwise(self):

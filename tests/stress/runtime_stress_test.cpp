@@ -352,7 +352,7 @@ std::vector<Case> all_cases() {
   const unsigned counts[] = {1u, 2u, 3u, 8u};
   // Every in-process scheduler with its defaults. External programs (go-runtime) have no make.
   for (const auto& s : scheduler_registry()) {
-    if (s.external || !s.make) continue;
+    if (s.kind != SchedulerKind::in_process) continue;
     for (unsigned t : counts) {
       if (s.single_threaded && t != 1) continue;
       cases.push_back({s.name, t, {}, "default"});
@@ -506,7 +506,7 @@ INSTANTIATE_TEST_SUITE_P(Registry, RandomSpawnTrees, ::testing::ValuesIn(all_cas
 TEST(RootException, CountsTheRootAsExecutedUnderEveryScheduler) {
   Watchdog dog("RootException");
   for (const auto& s : scheduler_registry()) {
-    if (s.external || !s.make) continue;
+    if (s.kind != SchedulerKind::in_process) continue;
     dog.phase(s.name);
     auto sched = make_scheduler(s.name, 2);
     const CounterSet before = sched->counters();

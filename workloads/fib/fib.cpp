@@ -28,13 +28,14 @@ std::uint64_t fib_serial_cilk(int n) {
 
 namespace {
 
-class FibWorkload final : public Workload {
+class FibWorkload final : public ElidableWorkload<FibWorkload> {
  public:
   FibWorkload(FibShape shape, FibParams params) : shape_(shape), params_(params) {}
 
-  void run() override {
-    result_ = shape_ == FibShape::go ? fib_go(params_.n, params_.cutoff)
-                                     : fib_cilk(params_.n, params_.cutoff);
+  template <class X>
+  void body() {
+    result_ = shape_ == FibShape::go ? fib_go<X>(params_.n, params_.cutoff)
+                                     : fib_cilk<X>(params_.n, params_.cutoff);
   }
   std::string check() override {
     const std::uint64_t want = fib_reference(params_.n);
@@ -64,19 +65,26 @@ std::uint64_t fib_reference(int n) {
   return a;
 }
 
+template <class X>
 std::uint64_t fib_go(int n, int cutoff) {
   if (n <= 2 || n <= cutoff) return fib_serial_go(n);
-  auto a = spawn([n, cutoff] { return fib_go(n - 1, cutoff); });
-  auto b = spawn([n, cutoff] { return fib_go(n - 2, cutoff); });
+  auto a = X::spawn([n, cutoff] { return fib_go<X>(n - 1, cutoff); });
+  auto b = X::spawn([n, cutoff] { return fib_go<X>(n - 2, cutoff); });
   return a.join() + b.join();
 }
 
+template <class X>
 std::uint64_t fib_cilk(int n, int cutoff) {
   if (n < 2 || n <= cutoff) return fib_serial_cilk(n);
-  auto a = spawn([n, cutoff] { return fib_cilk(n - 1, cutoff); });
-  const std::uint64_t b = fib_cilk(n - 2, cutoff);
+  auto a = X::spawn([n, cutoff] { return fib_cilk<X>(n - 1, cutoff); });
+  const std::uint64_t b = fib_cilk<X>(n - 2, cutoff);
   return a.join() + b;
 }
+
+template std::uint64_t fib_go<Tasks>(int, int);
+template std::uint64_t fib_go<Elision>(int, int);
+template std::uint64_t fib_cilk<Tasks>(int, int);
+template std::uint64_t fib_cilk<Elision>(int, int);
 
 std::uint64_t fib_tasks(FibShape shape, int n, int cutoff) {
   // tasks(m) = 0 at a serial leaf, else (spawns per call) + tasks(m-1) + tasks(m-2).

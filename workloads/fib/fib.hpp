@@ -26,8 +26,12 @@ std::uint64_t fib_reference(int n);                          // iterative, for c
 // the raw oneTBB reference (harness/gbench/raw_tbb.cpp) uses the same leaves.
 std::uint64_t fib_serial_go(int n);
 std::uint64_t fib_serial_cilk(int n);
-std::uint64_t fib_go(int n, int cutoff);                     // must run inside Scheduler::run
-std::uint64_t fib_cilk(int n, int cutoff);                   // must run inside Scheduler::run
+// The two shapes over an execution type (api.hpp): Tasks must run inside Scheduler::run,
+// Elision is the sequential elision (instantiated for both in fib.cpp).
+template <class X = Tasks>
+std::uint64_t fib_go(int n, int cutoff);
+template <class X = Tasks>
+std::uint64_t fib_cilk(int n, int cutoff);
 std::uint64_t fib_tasks(FibShape shape, int n, int cutoff);  // tasks one call tree spawns
 
 std::unique_ptr<Workload> make_fib(FibShape shape, FibParams params);

@@ -63,7 +63,7 @@ std::uint64_t read_whole_file(const std::string& path, bool cold) {
   return total;
 }
 
-class IomixWorkload final : public Workload {
+class IomixWorkload final : public ElidableWorkload<IomixWorkload> {
  public:
   explicit IomixWorkload(IomixParams p) : params_(std::move(p)) {
     if (params_.dir.empty()) {
@@ -113,10 +113,11 @@ class IomixWorkload final : public Workload {
     }
   }
 
-  void run() override {
+  template <class X>
+  void body() {
     bytes_.store(0, std::memory_order_relaxed);
     increments_.store(0, std::memory_order_relaxed);
-    WaitGroup wg;
+    typename X::WaitGroup wg;
     for (std::uint64_t t = 0; t < params_.tasks; ++t) {
       wg.go([this, t] {
         const std::uint64_t before = params_.iters / 2;
@@ -124,7 +125,7 @@ class IomixWorkload final : public Workload {
         std::uint64_t read = 0;
         for (std::uint64_t r = 0; r < params_.reads_per_task; ++r) {
           const std::string path = file_path((t + r) % params_.files);
-          read += blocking([&] { return read_whole_file(path, params_.cold); });
+          read += X::blocking([&] { return read_whole_file(path, params_.cold); });
         }
         done += count_up(params_.iters - before);
         bytes_.fetch_add(read, std::memory_order_relaxed);

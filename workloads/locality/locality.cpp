@@ -45,7 +45,7 @@ void sweep(std::uint64_t* data, std::size_t count, std::uint64_t passes) {
   }
 }
 
-class LocalityWorkload final : public Workload {
+class LocalityWorkload final : public ElidableWorkload<LocalityWorkload> {
  public:
   explicit LocalityWorkload(LocalityParams p) : params_(p) {
     elements_ = static_cast<std::size_t>(p.bytes / sizeof(std::uint64_t));
@@ -57,10 +57,11 @@ class LocalityWorkload final : public Workload {
 
   void prepare() override { data_.assign(elements_, 0); }
 
-  void run() override {
+  template <class X>
+  void body() {
     touch(data_.data(), elements_ * sizeof(std::uint64_t), 1, /*writes=*/true);
     for (std::size_t i = 0; i < elements_; ++i) data_[i] = i;
-    node(data_.data(), elements_);
+    node<X>(data_.data(), elements_);
   }
 
   std::string check() override {
@@ -90,13 +91,14 @@ class LocalityWorkload final : public Workload {
   void cleanup() override { std::vector<std::uint64_t>().swap(data_); }
 
  private:
+  template <class X>
   void node(std::uint64_t* data, std::size_t count) {
     touch(data, count * sizeof(std::uint64_t), static_cast<unsigned>(params_.passes), /*writes=*/true);
     sweep(data, count, params_.passes);
     if (count <= leaf_elements_) return;
     const std::size_t half = count / 2;
-    auto left = spawn([this, data, half] { node(data, half); });
-    auto right = spawn([this, data, half] { node(data + half, half); });
+    auto left = X::spawn([this, data, half] { node<X>(data, half); });
+    auto right = X::spawn([this, data, half] { node<X>(data + half, half); });
     left.join();
     right.join();
   }

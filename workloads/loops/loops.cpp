@@ -24,16 +24,17 @@
 namespace schedlab {
 namespace {
 
-class LoopsWorkload final : public Workload {
+class LoopsWorkload final : public ElidableWorkload<LoopsWorkload> {
  public:
   explicit LoopsWorkload(const LoopsParams& p)
       : params_(p), lengths_(loop_lengths(p.tasks, p.iters, p.skew, p.seed, p.long_at)),
         expected_(std::accumulate(lengths_.begin(), lengths_.end(), std::uint64_t{0})),
         longest_(lengths_.empty() ? 0 : *std::max_element(lengths_.begin(), lengths_.end())) {}
 
-  void run() override {
+  template <class X>
+  void body() {
     total_.store(0, std::memory_order_relaxed);
-    WaitGroup wg;
+    typename X::WaitGroup wg;
     for (const std::uint64_t length : lengths_) {
       wg.go([this, length] { total_.fetch_add(count_up(length), std::memory_order_relaxed); });
     }

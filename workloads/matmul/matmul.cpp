@@ -37,7 +37,7 @@ struct View {  // a square submatrix of a row-major n x n matrix
   }
 };
 
-class MatmulWorkload final : public Workload {
+class MatmulWorkload final : public ElidableWorkload<MatmulWorkload> {
  public:
   explicit MatmulWorkload(MatmulParams p) : params_(p), n_(static_cast<std::size_t>(p.dim)) {}
 
@@ -50,10 +50,11 @@ class MatmulWorkload final : public Workload {
     }
   }
 
-  void run() override {
+  template <class X>
+  void body() {
     c_.assign(n_ * n_, 0.0);
     touch(c_.data(), n_ * n_ * sizeof(double), 1, /*writes=*/true);  // the zeroing just done
-    multiply_add(View{c_.data(), n_}, View{a_.data(), n_}, View{b_.data(), n_}, n_);
+    multiply_add<X>(View{c_.data(), n_}, View{a_.data(), n_}, View{b_.data(), n_}, n_);
   }
 
   std::string check() override {
@@ -94,6 +95,7 @@ class MatmulWorkload final : public Workload {
   }
 
  private:
+  template <class X>
   void multiply_add(View c, View a, View b, std::size_t size) {
     if (size <= params_.block) {
       const std::size_t row = size * sizeof(double);
@@ -109,11 +111,11 @@ class MatmulWorkload final : public Workload {
     }
     const std::size_t h = size / 2;
     for (int phase = 0; phase < 2; ++phase) {
-      WaitGroup wg;
+      typename X::WaitGroup wg;
       for (int row = 0; row < 2; ++row)
         for (int col = 0; col < 2; ++col)
           wg.go([=, this] {
-            multiply_add(c.quadrant(row, col, h), a.quadrant(row, phase, h), b.quadrant(phase, col, h), h);
+            multiply_add<X>(c.quadrant(row, col, h), a.quadrant(row, phase, h), b.quadrant(phase, col, h), h);
           });
       wg.wait();
     }

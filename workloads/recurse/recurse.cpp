@@ -34,16 +34,16 @@ std::uint64_t expected_sum(std::uint64_t depth) {
   return sum;
 }
 
-class RecurseWorkload final : public Workload {
+class RecurseWorkload final : public ElidableWorkload<RecurseWorkload> {
  public:
   explicit RecurseWorkload(RecurseParams p) : params_(p) {}
 
-  void run() override {
-    std::vector<JoinHandle<std::uint64_t>> tasks;
+  template <class X>
+  void body() {
+    const auto recursion = [depth = params_.depth] { return descend(depth); };
+    std::vector<decltype(X::spawn(recursion))> tasks;
     tasks.reserve(params_.tasks);
-    for (std::uint64_t i = 0; i < params_.tasks; ++i) {
-      tasks.push_back(spawn([depth = params_.depth] { return descend(depth); }));
-    }
+    for (std::uint64_t i = 0; i < params_.tasks; ++i) tasks.push_back(X::spawn(recursion));
     sums_.clear();
     for (auto& t : tasks) sums_.push_back(t.join());
   }
