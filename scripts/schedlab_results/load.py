@@ -175,6 +175,11 @@ def _read_csv(path, schema):
             missing = [c for c in REQUIRED_COLUMNS if c not in header]
             if missing:
                 raise UserError(path, "missing required column(s) " + ", ".join(missing), CSV_FIX)
+            repeated = sorted({c for c in header if header.count(c) > 1})
+            if repeated:
+                raise UserError(path, "the header names column(s) " + ", ".join(repeated) +
+                                " more than once", "pass a CSV as `schedlab run` writes it, each "
+                                "column once")
             records = []
             for record in reader:
                 if not record:

@@ -756,6 +756,12 @@ class PlotErrorTest(TempDirTest):
         self.assert_user_error(run(PLOT, self.tmp / "header.csv", "--out", self.tmp / "out"),
                                "scripts/plot", "no rows")
 
+    def test_a_column_named_twice(self):
+        header, rows = fixture_rows()
+        write_csv(self.tmp / "twice.csv", header + ["wall_ns"], [r + [r[header.index("wall_ns")]] for r in rows])
+        self.assert_user_error(run(PLOT, self.tmp / "twice.csv", "--out", self.tmp / "out"),
+                               "scripts/plot", "names column(s) wall_ns more than once")
+
     def test_row_with_wrong_cell_count(self):
         header, rows = fixture_rows()
         write_csv(self.tmp / "short.csv", header, [rows[0], rows[1][:5]])
