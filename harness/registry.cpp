@@ -69,6 +69,7 @@ constexpr Word<LocalOrder> kLocalOrders[] = {{LocalOrder::lifo, "lifo"}, {LocalO
 constexpr Word<StealAmount> kStealAmounts[] = {
     {StealAmount::half, "half"}, {StealAmount::one, "one"}, {StealAmount::all, "all"}};
 constexpr Word<bool> kRunnextTicks[] = {{true, "inherit"}, {false, "count"}};
+constexpr Word<HandOff> kHandOffs[] = {{HandOff::lazy, "lazy"}, {HandOff::eager, "eager"}, {HandOff::off, "off"}};
 
 template <class Value, std::size_t N>
 ParamSpec choice(std::string name, const Word<Value> (&words)[N], Value def, std::string help) {
@@ -166,15 +167,16 @@ StealHalfConfig steal_half_config(unsigned threads, const ParamValues& p) {
   c.steal = chosen(p, "steal-amount", kStealAmounts);
   c.global_check = static_cast<std::uint32_t>(param_int(p, "global-check"));
   c.order = chosen(p, "local-order", kLocalOrders);
-  c.handoff = chosen(p, "handoff", kOnOff);
+  c.handoff = chosen(p, "handoff", kHandOffs);
   c.runnext = chosen(p, "runnext", kOnOff);
+  c.steal_runnext = chosen(p, "steal-runnext", kOnOff);
   c.runnext_inherits_tick = chosen(p, "runnext-tick", kRunnextTicks);
   c.spinning = chosen(p, "spinning", kOnOff);
   return c;
 }
 
 SchedulerEntry steal_half_entry() {
-  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", fiber_params(), {}};
+  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, system monitor's hand-off", fiber_params(), {}};
   const StealHalfConfig defaults;
   e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
                              LocalRunQueue::kMaxCapacity,
@@ -187,14 +189,19 @@ SchedulerEntry steal_half_entry() {
                             "which end of its own queue a processor runs first (seeds: lifo; Go's runq: fifo)"));
   e.params.push_back(choice("runnext", kOnOff, defaults.runnext,
                             "Go's runnext: the newest task waits in a one-slot, owner-only LIFO in front of the queue"));
+  e.params.push_back(choice("steal-runnext", kOnOff, defaults.steal_runnext,
+                            "a thief may take a victim's runnext on its last pass when the victim's queue is empty, "
+                            "after a 3 us sleep if the victim is running (Go's runqgrab); off: runnext is its P's alone"));
   e.params.push_back(choice("runnext-tick", kRunnextTicks, defaults.runnext_inherits_tick,
                             "a task taken from runnext inherits the tick of its readier and does not count towards "
                             "the 1-in-N global check (Go's inheritTime), or counts like any other"));
   e.params.push_back(choice("spinning", kOnOff, defaults.spinning,
                             "idle threads spin before parking and a new task wakes a thread only if none spins (Go); "
                             "off: park at once, and every new task wakes one"));
-  e.params.push_back(choice("handoff", kOnOff, defaults.handoff,
-                            "hand the processor to another thread during blocking calls"));
+  e.params.push_back(choice("handoff", kHandOffs, defaults.handoff,
+                            "around a blocking call: lazy keeps the processor, and the system monitor hands it to another "
+                            "thread once the call has lasted two of its rounds (Go's entersyscall and sysmon); eager hands it "
+                            "over at once (Go's entersyscallblock); off keeps it blocked with the call"));
   e.params.push_back(integer("max-threads", defaults.max_threads, 1, kMaxThreads * 4,
                              "upper bound on worker threads, counting those blocked in calls"));
   e.make = [](unsigned threads, const ParamValues& p) {

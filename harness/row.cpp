@@ -112,7 +112,8 @@ void scheduler_counters(std::vector<Column>& s) {
   for (std::size_t k = 0; k < kCounterCount; ++k) {
     const CounterInfo& info = kCounters[k];
     s.push_back({std::string(info.name), ColumnType::integer, std::string(info.unit), "scheduler",
-                 std::string(info.meaning) + " (summed over workers)", kSchedulerUnobserved,
+                 std::string(info.meaning) + (info.per_worker ? " (summed over workers)" : ""),
+                 kSchedulerUnobserved,
                  [k](const RowContext& r) {
                    return r.m.counters.measured[k] ? std::to_string(r.m.counters.value[k]) : std::string();
                  }});

@@ -196,8 +196,13 @@ class WaitGroup {
   GroupState state_;
 };
 
-// Runs `f`, a call that may block its thread in the kernel, through the scheduler: steal-half
-// hands its processor to another thread for the duration (Go's entersyscall/exitsyscall).
+// Runs `f`, a call that may block its thread in the kernel, through the scheduler. Go's runtime
+// wraps every system call this way (entersyscall/exitsyscall): the goroutine keeps its P, marked
+// as in a call, and takes it back with one CAS on return; only if the call lasts does the system
+// monitor (sysmon) take the P back and hand it to another thread, so that the P's other
+// goroutines keep running. steal-half does the same (--handoff lazy); --handoff eager hands the
+// processor over at every call (Go's entersyscallblock), off never. fair and central keep the
+// worker blocked with its processor; tbb and serial just call f.
 template <class F>
 auto blocking(F&& f) {
   Scheduler& s = detail::active_or_throw();

@@ -33,6 +33,9 @@ enum class Counter : std::size_t {
   idle_ns,
   spinning_ns,
   handoffs,
+  retakes,
+  sysmon_wakeups,
+  sysmon_cpu_ns,
   threads_created,
   peak_live_tasks,
   stacks_allocated,
@@ -47,6 +50,7 @@ struct CounterInfo {
   std::string_view name;
   std::string_view unit;
   std::string_view meaning;
+  bool per_worker = true;  // kept by each worker and summed; false: kept by one component
 };
 
 inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
@@ -71,7 +75,21 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"spinning_ns", "ns",
      "summed time spent spinning (looking for work while holding no task)"},
     {"handoffs", "events",
-     "steal-half: a processor handed to another thread around a blocking call"},
+     "steal-half: a processor handed to another thread around a blocking call, at the call "
+     "(--handoff eager) or once the system monitor took it back (--handoff lazy; the monitor's "
+     "hand-offs included)"},
+    {"retakes", "events",
+     "steal-half --handoff lazy: processors the system monitor took back from a thread whose "
+     "blocking call it saw in two consecutive rounds (Go's retake), counted by the monitor",
+     false},
+    {"sysmon_wakeups", "events",
+     "steal-half --handoff lazy: rounds the system monitor ran (it sleeps between rounds, and "
+     "deeply while no processor is in a call), counted by the monitor",
+     false},
+    {"sysmon_cpu_ns", "ns",
+     "steal-half --handoff lazy: CPU time of the system monitor's thread, which is no worker "
+     "(cpu_ns includes it)",
+     false},
     {"threads_created", "threads",
      "gauge: worker threads started so far (including the initial ones)"},
     {"peak_live_tasks", "tasks",

@@ -211,15 +211,16 @@ char thread_state(pid_t tid) {
 // A worker that was woken but has not run yet is not asleep, however long the kernel keeps it
 // off the CPU (on an overloaded machine, a hand-off ping-pong of such wake-ups made the check
 // report a lost wake-up that was not there). Here the spare thread is held in a signal handler
-// for 2 s, and then the root's blocking call hands it the only P: the root's own thread parks,
-// the spare one has its permit but cannot run, and no task finishes for 2 s.
+// for 2 s, and then the root's blocking call hands it the only P (--handoff eager: at once): the
+// root's own thread parks, the spare one has its permit but cannot run, and no task finishes for
+// 2 s.
 TEST(Deadlock, WokenThreadWaitingForACpuIsNotADeadlock) {
   struct sigaction hold {};
   struct sigaction before {};
   hold.sa_handler = hold_thread;
   sigemptyset(&hold.sa_mask);
   ASSERT_EQ(::sigaction(SIGUSR2, &hold, &before), 0);
-  auto sched = make_scheduler("steal-half", 1, {{"max-threads", "2"}});
+  auto sched = make_scheduler("steal-half", 1, {{"max-threads", "2"}, {"handoff", "eager"}});
   sched->run([] { blocking([] {}); });  // starts the spare thread
   const std::vector<pid_t> tids = sched->worker_tids();
   ASSERT_EQ(tids.size(), 2u);
@@ -385,7 +386,9 @@ int finished_before_read_returned(const std::string& scheduler, const ParamValue
 }
 
 TEST(HandOff, StealHalfRunsOtherTasksWhileOneBlocks) {
+  // lazy: the system monitor retakes the P once the read has lasted two of its rounds.
   EXPECT_EQ(finished_before_read_returned("steal-half", {}), 4);
+  EXPECT_EQ(finished_before_read_returned("steal-half", {{"handoff", "eager"}}), 4);
 }
 
 TEST(HandOff, WithoutHandOffTheProcessorWaits) {

@@ -60,7 +60,8 @@
 // included), peak_live_tasks (exact: one shared atomic is noise next to a clone()), suspensions
 // (joins and waits that found their task or group unfinished and slept in pthread_join).
 // Structurally zero, measured as 0: the queue, steal and overflow counters (the backend has no
-// queues of its own), fiber_switches, spinning_ns, handoffs, stacks_allocated (no fiber stacks).
+// queues of its own), fiber_switches, spinning_ns, handoffs, retakes, sysmon_wakeups and
+// sysmon_cpu_ns (no processors to hand over, no monitor), stacks_allocated (no fiber stacks).
 // Not measured: migrations, parks, unparks and idle_ns, which are the kernel's doing here and
 // not visible to the backend (perf stat -e cpu-migrations,context-switches sees them).
 // worker_tids() is empty: no thread lives longer than its task.
@@ -150,7 +151,8 @@ class OsThreadsScheduler final : public Scheduler {
     for (Counter k : {Counter::local_pushes, Counter::local_pops, Counter::steal_attempts,
                       Counter::steals, Counter::tasks_stolen, Counter::global_pushes,
                       Counter::global_pops, Counter::overflows, Counter::fiber_switches,
-                      Counter::spinning_ns, Counter::handoffs, Counter::stacks_allocated}) {
+                      Counter::spinning_ns, Counter::handoffs, Counter::retakes, Counter::sysmon_wakeups,
+                      Counter::sysmon_cpu_ns, Counter::stacks_allocated}) {
       c.set(k, 0);
     }
     c.set(Counter::tasks_spawned, spawned_.load(std::memory_order_relaxed));

@@ -1,22 +1,25 @@
 // steal-half: Go's work-stealing scheduler (runtime/proc.go) on schedlab's fiber runtime.
 //
-// (One file of ~760 lines on purpose, like proc.go itself: the design essay, the spinning
-// protocol and the policy that implements them read top to bottom in one place, and every
-// deviation from Go is named beside the code it concerns. The queue is run_queue.hpp.)
+// (One file on purpose, like proc.go itself: the design essay, the spinning protocol and the
+// policy that implements them read top to bottom in one place, and every deviation from Go is
+// named beside the code it concerns. Beside it: the P (processor.hpp), its queue (run_queue.hpp),
+// its runnext slot (runnext.hpp), the system monitor (sysmon.hpp), and the barrier the rare
+// sides of two protocols pay for their frequent sides (process_barrier.hpp).)
 //
 // Terms are Go's. G: a task. M: a worker thread (Worker). P: a processor, the right to run tasks
 // plus a local run queue; there are exactly --threads of them (GOMAXPROCS) and an M runs tasks
 // only while it holds one. Ms are worker threads; there may be more Ms than Ps (threads parked,
 // or blocked in a system call), never more running tasks than Ps.
 //
-// Where a runnable task goes
+// Where a runnable task goes (Go's newproc, ready, runqput)
 //
-//   spawn, or a join completing, on an M holding P ──► P.runnext (one slot, owner only)
+//   spawn, or a join completing, on an M holding P ──► P.runnext (one slot)
 //                                  the task it displaces ──► P's local queue, at the tail
 //                                                          │ full (256)
 //                                                          ▼
 //                             older half + displaced task ──► global queue (runqputslow)
 //   the root (from outside), a task back from a system call with no P ──► global queue
+//   then, after every put (runnext included): wake an M if a P is idle and nobody spins (wakep)
 //
 // Where an M holding P looks for its next task (schedule + findRunnable)
 //
@@ -29,7 +32,11 @@
 //   4. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
 //      taking half (rounded up) of the first non-empty victim's queue. Half, because after one
 //      steal thief and victim hold about the same, so neither needs to steal again soon. The
-//      thief runs one stolen task at once and queues the rest (run_queue.hpp steal_from).
+//      thief runs one stolen task at once and queues the rest (run_queue.hpp steal_from). On the
+//      last pass a victim whose queue is empty may lose its runnext (Go's runqgrab): after a
+//      3 µs sleep if its M runs, so that a task readied just before its readier blocks or runs
+//      long is not stranded, while one its P is about to run stays put; at once if its M is in a
+//      blocking call. The owner's side of runnext stays plain stores (runnext.hpp).
 //   5. nothing anywhere: give P back to the idle list, recheck, park the M.
 //
 // Spinning: why idle threads neither burn the CPU nor miss work
@@ -38,7 +45,10 @@
 //   - At most half of the busy Ps may have a spinner (2*nmspinning < GOMAXPROCS - npidle), so
 //     idle Ms do not all hammer the busy Ps' queues at once.
 //   - A new runnable task wakes a parked M only if a P is idle and nobody spins (wakep): a
-//     spinner would find the task anyway, and waking a thread costs a futex call.
+//     spinner would find the task anyway, and waking a thread costs a futex call. As in Go,
+//     every put asks, also one that only filled runnext: a thief may take runnext, and the
+//     spawner may run long before its P gets there (tests: StealHalfWakeups). Asking on every
+//     put costs ~8 instructions per task more (three loads of shared counters; callgrind, README).
 //   - If every P is busy and nobody spins, the submitter sets need_spinning (Go's needspinning,
 //     under the sched lock), and an M about to give up its P without spinning (others were
 //     spinning when it looked) spins once more instead. Otherwise that M parks while the task
@@ -46,43 +56,52 @@
 //     in the end, schedlab has none (tests/stress: StealHalfSpinningProtocol).
 //   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
 //     (resetspinning), so a burst of new work is spread one thread at a time.
-//   - A spinner that gives up decrements nmspinning first and then looks at every queue again:
-//     a submitter that saw it spinning woke nobody. That is a store-load pair on each side
-//     (push, then read nmspinning; decrement nmspinning, then read the queues), and at least one
-//     side must see the other. Go puts a barrier on both sides (its tail store is an XCHG on
-//     amd64). Here the frequent side, every push, is two plain stores (run_queue.hpp), and the
-//     rare side carries the barrier for both: the giving-up spinner issues membarrier(2), which
-//     makes every thread of the process execute a full barrier, before its second look. Where the
-//     kernel refuses membarrier, the queues are built `fenced` and every push ends with a seq_cst
-//     store, as before.
-//     Why one barrier suffices (the asymmetric-fence argument of membarrier(2)): the call makes
-//     every running thread of the process execute a full barrier at some point B of its program
-//     order between the call's start and its return, and a thread not running has drained its
-//     stores at its last context switch. Take a submitter whose push (tail store S) precedes its
-//     read of nmspinning (L; a compiler fence keeps L after S, run_queue.hpp publish_tail), and a
-//     spinner whose decrement (D, a locked RMW, globally visible before the call) precedes the
-//     call and then its look at the queues (R). If B falls after S, S is visible before the call
-//     returns, so R sees the push. If B falls before S, then L, after B, reads nmspinning after D
-//     took effect, so the submitter sees one spinner fewer and wakes someone if none spins. So at
-//     least one side sees the other, which is all Go's two barriers give.
+//   - A spinner that gives up decrements nmspinning first and then looks at every queue again
+//     (runnext included, where thieves may take it): a submitter that saw it spinning woke
+//     nobody. That is a store-load pair on each side (push, then read nmspinning; decrement
+//     nmspinning, then read the queues), and at least one side must see the other. Go puts a
+//     barrier on both sides (its tail store is an XCHG on amd64). Here the frequent side, every
+//     push, is plain stores (run_queue.hpp, runnext.hpp), and the rare side carries the barrier
+//     for both: the giving-up spinner calls process_barrier() (membarrier(2); why one barrier
+//     suffices is argued in process_barrier.hpp) before its second look. Where the kernel
+//     refuses membarrier, the queues are built `fenced` and every push ends with a seq_cst
+//     store, and runnext is never stolen.
 //
-// Blocking calls: the hand-off (entersyscallblock, handoffp, exitsyscall)
+// Blocking calls: Go's system-call path (reentersyscall, exitsyscallfast, exitsyscall0, sysmon,
+// retake, handoffp)
 //
-//   blocking(f) on M1 holding P:  M1 releases P ──► P has work? start an M (idle or new, up
-//                                                   to --max-threads) on P
-//                                                ──► no work: P goes to the idle list
-//   f returns on M1:  take the old P back if it is idle, else any idle P;
-//                     else put the task on the global queue and park M1 (a spare M now).
+//   --handoff lazy, the default, as Go does for an ordinary system call (a read of a file goes
+//   through syscall.Syscall, which calls entersyscall):
+//   blocking(f) on M1 holding P:  P stays with M1, marked in_call (reentersyscall): a store and a
+//                                 load, no lock, no wake-up (unless the monitor sleeps deeply)
+//   f returns on M1:              one CAS takes P back if it is still in_call (exitsyscallfast);
+//                                 else P was retaken: take it back if it is idle, else any idle
+//                                 P (exitsyscallfast_pidle); else queue the task globally and
+//                                 park M1, a spare M now (exitsyscall0)
+//   the system monitor (sysmon.hpp), every 20 µs while it retakes, backing off to 10 ms when it
+//   does not: a P it saw in the same call (syscalltick) in two consecutive rounds is CASed out
+//   of in_call (retake) and handed to another M by handoff() below (handoffp): started at once
+//   if it has work; given a spinning M if nobody looks for work; else put on the idle list. A P
+//   with nothing queued is left with its call while some M spins or some P is idle, for up to
+//   10 ms: they would take any new work.
+//   So a call that does not block costs an XCHG and a CAS, and one that blocks lends its P to
+//   another thread after one or two of the monitor's rounds (a 20 µs sleep lasted 34-120 µs,
+//   fastest to average, on the project's loaded VM; README has the figures).
 //
-//   Go decides lazily: entersyscall keeps the P, and sysmon retakes it when the call has lasted
-//   20 µs or more. We hand off at once, as Go's entersyscallblock does for calls known to block:
-//   schedlab::blocking marks exactly such calls, and there is no asynchronous preemption to
-//   justify a monitor thread. Cost: one hand-over per call even when the call would have been
-//   fast; gain: a P never sits idle for 20 µs behind a blocked thread.
+//   --handoff eager (the ablation; steal-half's behaviour before the monitor): Go's
+//   entersyscallblock, which Go uses only for its own timed sleeps (notetsleepg): M1 releases P
+//   at once through handoff(), and takes it or another back on return as above. Every call then
+//   pays Go's slowest path, a wake-up, two thread switches and a trip through the global queue,
+//   whether it blocks or not. --handoff off keeps P blocked with M1 for the whole call.
 //
 // Deviations from Go, each for a stated reason
 //   - The local queue is one 64-bit word for head, tail and a version (run_queue.hpp), because
 //     the owner pops at the tail while thieves take batches at the head.
+//   - runnext: Go's owner pays a CAS for every put and every take so that thieves may take it;
+//     here the owner uses plain stores and a load, and a thief pays a process-wide barrier
+//     (runnext.hpp). Measured: ~15 instructions per task for the protocol (callgrind, README),
+//     no locked instruction. The thief's 3 µs sleep is usleep(3), as Go's: on Linux with the
+//     default 50 µs timer slack it lasts ~95 µs on the project's VM, for Go too.
 //   - An M that gives up its P lists itself idle in the same critical section. Go lists it
 //     later (stopm), and a wakep in between finds an idle P but no idle M and creates a thread;
 //     we create threads only when every existing one is busy or blocked.
@@ -90,10 +109,15 @@
 //     FIFO (Go's runqsteal), the oldest under LIFO. Go's choice under a LIFO owner would run the
 //     batch newest to oldest and start the oldest, likely largest, task last: on loops one-long
 //     the thief ran the long task after 99 short ones and idled as much as fair.
-//   - runnext cannot be stolen. Go lets a thief take it in its last pass, after sleeping 3 µs
-//     so the owner (likely about to run it) gets there first; that costs the owner an atomic
-//     exchange on every pop of runnext. Ours is a plain pointer: the newest task of each P is
-//     hidden from thieves, every older one is not. --runnext=off gives the plain queue.
+//   - The system monitor has one duty, retaking Ps from calls: Go's also preempts tasks running
+//     longer than 10 ms, polls the network and forces garbage collections. So it sleeps deeply
+//     when no P is in a call (once backed off), where Go's sleeps deeply only when every P is
+//     idle; and after a thread's call woke it, it backs off at once if the calls end before it
+//     has retaken anything, where Go's bets 50 rounds of 20 µs on them (sysmon.hpp says why: a
+//     round costs ~10-15 µs of CPU on a VM, and steal-half's monitor is woken at the start of
+//     nearly every repetition). Go's syscalltick advances when a call ends (exitsyscall) and
+//     when its P is retaken; here it advances when a call starts: either way each call has its
+//     own number, which is all retake compares.
 //   - No network poller, no timers, no GC, no preemption: schedlab has none of them. Without
 //     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
 //     running before the older tasks of the same P; thieves are what get the rest run. The
@@ -104,6 +128,15 @@
 //     (--runnext off, or a LIFO tail) ticks and is interrupted by the check.
 //     --runnext-tick count makes runnext pops tick too (the ablation; steal_half_test shows
 //     which mechanism feeds the global queue in each case).
+//   - The 1-in-61 check is a countdown to the next global-first look, reset at each look, where
+//     Go tests schedtick % 61 == 0 at every schedule (--global-check N takes any N, and a
+//     division by a runtime N would cost more than the rest of the fast path). Both look once
+//     every 61 ticks, at the same phase. They differ while schedtick stands still at a multiple
+//     of 61, during a chain of inherited runnext time slices: Go then looks at the global queue
+//     at every schedule of the chain, and the countdown looks once. Which of the two a runnext
+//     ping-pong meets in Go depends on where schedtick happened to stand when it began; the
+//     countdown makes the ping-pong's fate independent of that accident (GlobalQueueStarvation
+//     shows it starving the global queue, deterministically).
 //
 // Spinning off (--spinning off, the ablation of the spinning claim): an M that finds no work
 // in its look at the queues and one round of steals parks at once, without joining nmspinning
@@ -111,8 +144,6 @@
 // runnable task wakes a parked M while a P is idle.
 #include "steal_half.hpp"
 
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,67 +157,42 @@
 #include "../assert.hpp"
 #include "../runtime/task_list.hpp"
 #include "global_batch.hpp"
+#include "process_barrier.hpp"
+#include "processor.hpp"
+#include "sysmon.hpp"
 
 namespace schedlab {
 namespace {
 
 constexpr int kStealPasses = 4;  // Go: stealTries = 4
 
-// The spinning protocol's store-load barrier, issued by a spinner that gives up (see the
-// spinning notes above): membarrier(2) runs a full memory barrier on every running thread of
-// the process, so a push another thread made before it is visible after it. Registered once per
-// process; false where the kernel does not offer it (then pushes are fenced instead).
-bool process_barrier_available() {
-  static const bool available =
-      ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-  return available;
-}
-void process_barrier() { ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
-
-struct alignas(64) Processor {
-  Processor(std::uint32_t id_, std::uint32_t capacity, bool fenced_pushes)
-      : id(id_), runq(capacity, fenced_pushes), overflow(capacity / 2),
-        rng(0x9E3779B97F4A7C15ull * (id_ + 1)) {}
-
-  const std::uint32_t id;
-  LocalRunQueue runq;
-  // Go's runnext: the newest runnable task, in front of runq. Only the owner touches it, so
-  // pushing and popping it needs no atomic instruction; the price is that thieves cannot take
-  // it (Go lets them, after a grace period; we do not, see the design notes above).
-  Task* runnext = nullptr;
-  std::uint32_t schedtick = 0;    // tasks started on this P; owner only
-  std::uint32_t until_global_check = 0;  // ticks left before the next global-first look; owner only
-  std::atomic<bool> idle{false};  // on the idle list; thieves skip idle Ps without the lock
-  Processor* idle_next = nullptr;  // idle list link; guarded by the sched lock
-  std::vector<Task*> overflow;     // scratch for runqputslow; owner only
-  std::uint64_t rng;               // victim order; owner only
-
-  // xorshift64: victim order needs speed, not quality (Go uses its fastrand for the same).
-  std::uint32_t random() noexcept {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return static_cast<std::uint32_t>(rng >> 32);
-  }
-};
+// How long a thief leaves a running victim's runnext alone before taking it (Go's runqgrab:
+// usleep(3), "a sync chan send/recv takes ~50ns ..., so 3us gives ~50x overshoot"). The kernel
+// decides how long the sleep really lasts: ~95 µs on the project's VM with Linux's default
+// 50 µs timer slack (docs/platform.md), as for Go's own usleep(3) there.
+constexpr useconds_t kRunnextGraceUs = 3;
 
 // The fields of Go's m that this policy needs, one per worker thread.
 struct MState {
   Processor* p = nullptr;          // the P held; read and written by this M only
   bool spinning = false;           // this M only
   std::uint64_t spin_start = 0;    // this M only
-  Processor* syscall_p = nullptr;  // the P given up for a blocking call (Go's m.oldp)
+  Processor* syscall_p = nullptr;  // the P of the blocking call in progress (Go's m.oldp); this M only
   Processor* next_p = nullptr;     // a P handed over by startm; guarded by the sched lock
   bool next_spinning = false;      // guarded by the sched lock
   bool listed_idle = false;        // on the idle M list; guarded by the sched lock
 };
 
-class StealHalfPolicy final : public Policy {
+class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
  public:
   StealHalfPolicy(unsigned processors, StealHalfConfig config)
       : config_(config), nprocs_(processors), fenced_pushes_(!process_barrier_available()) {
     for (std::uint32_t i = 0; i < nprocs_; ++i) {
       procs_.push_back(std::make_unique<Processor>(i, config_.capacity, fenced_pushes_));
+    }
+    if (config_.handoff == HandOff::lazy) {
+      SystemMonitor::Host& host = *this;  // a private base, converted where it is accessible
+      sysmon_ = std::make_unique<SystemMonitor>(host, procs_, config_.sysmon);
     }
     // Victim orders walk the Ps with a stride coprime to their number, so that every start
     // and stride visits each P once (Go's randomOrder).
@@ -200,6 +206,7 @@ class StealHalfPolicy final : public Policy {
   void attach(FiberRuntime& runtime) override {
     Policy::attach(runtime);
     mstates_ = std::make_unique<MState[]>(runtime.config().max_threads);
+    if (sysmon_) sysmon_->start();  // asleep until the first call
   }
 
   // Every M starts with no P, listed idle: the first runnable task hands it one.
@@ -220,10 +227,10 @@ class StealHalfPolicy final : public Policy {
     MState& ms = state(w);
     Processor* p = ms.p;
     if (p != nullptr && !ms.spinning && p->until_global_check != 0) [[likely]] {
-      Task* t = p->runnext;
+      Task* t = p->runnext.take_or_mark();
       bool inherit = false;
       if (t != nullptr) {
-        p->runnext = nullptr;
+        if (RunNext::marked(t)) [[unlikely]] return next_after_thief(w, *p, t);
         inherit = config_.runnext_inherits_tick;
       } else {
         t = p->runq.pop(config_.order);
@@ -235,6 +242,16 @@ class StealHalfPolicy final : public Policy {
       }
     }
     return next_slow(w);
+  }
+
+  // next() when a thief was at work on runnext as the owner took it (runnext.hpp): out of line,
+  // so that next() keeps no register alive across a call.
+  [[gnu::noinline]] Task* next_after_thief(Worker& w, Processor& p, Task* marked) {
+    Task* t = p.runnext.settle(RunNext::unmarked(marked));
+    if (t == nullptr) return next_slow(w);  // the thief took it
+    w.stats.add(Counter::local_pops);
+    if (!config_.runnext_inherits_tick) tick(p);
+    return t;
   }
 
   [[gnu::noinline]] Task* next_slow(Worker& w) {
@@ -257,26 +274,52 @@ class StealHalfPolicy final : public Policy {
     --p.until_global_check;
   }
 
+  // Called once, after the last run, and by a failing runtime before it waits for its workers.
   void shutdown() override {
+    if (sysmon_) sysmon_->stop();  // no retake, and so no hand-off, after this
     stopping_.store(true, std::memory_order_seq_cst);
     std::lock_guard lock(sched_mutex_);
     for (Worker* m : idle_ms_) m->parker.unpark();
   }
 
+  // Executed by w's thread, holding a P, as its task enters schedlab::blocking(f).
   void blocking_begin(Worker& w) override {
-    if (!config_.handoff) return;
+    if (config_.handoff == HandOff::off) return;
     MState& ms = state(w);
     Processor* p = ms.p;
+    SCHEDLAB_ASSERT(p != nullptr && ms.syscall_p == nullptr,
+                    "a task enters a blocking call holding its P, and blocking calls do not nest");
     ms.syscall_p = p;
     ms.p = nullptr;
     w.proc = Worker::kNoProc;
-    handoff(*p, w);
+    if (config_.handoff == HandOff::eager) {
+      handoff(*p, &w);  // Go's entersyscallblock
+      return;
+    }
+    // Go's reentersyscall: keep the P, marked as in a call. No lock and no wake (unless the
+    // monitor sleeps deeply): an XCHG, as Go's atomic.Store of the status, and a load.
+    p->syscalltick.store(p->syscalltick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    p->status.store(ProcStatus::in_call, std::memory_order_seq_cst);
+    sysmon_->note_call_entered();
   }
 
+  // Executed by w's thread, on the task's fiber, as f returns: the task needs a P again.
   void blocking_end(Worker& w) override {
-    if (!config_.handoff) return;
+    if (config_.handoff == HandOff::off) return;
     MState& ms = state(w);
-    Processor* old = std::exchange(ms.syscall_p, nullptr);
+    Processor* old = ms.syscall_p;
+    if (config_.handoff == HandOff::lazy) {
+      // Go's exitsyscallfast: the same P back with one CAS, unless the monitor retook it.
+      ProcStatus expected = ProcStatus::in_call;
+      if (old->status.compare_exchange_strong(expected, ProcStatus::held, std::memory_order_acq_rel)) {
+        ms.syscall_p = nullptr;
+        acquire(w, *old);
+        return;
+      }
+    }
+    ms.syscall_p = nullptr;
+    // The P went to another thread (or to the idle list): take it back if it is idle, else any
+    // idle P (Go's exitsyscallfast_pidle), ...
     Processor* p = nullptr;
     {
       std::lock_guard lock(sched_mutex_);
@@ -291,7 +334,8 @@ class StealHalfPolicy final : public Policy {
       acquire(w, *p);
       return;
     }
-    // No P free: this task waits in the global queue and this thread becomes a spare M.
+    // ... else the task waits in the global queue and this thread becomes a spare M (Go's
+    // exitsyscall0).
     runtime_->suspend_current([this](Task& t, Worker& here) {
       push_global(t, &here);
       wake_if_needed(&here);
@@ -300,6 +344,12 @@ class StealHalfPolicy final : public Policy {
 
   void add_counters(CounterSet& c) const override {
     c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
+    c[Counter::handoffs] += monitor_handoffs_.load(std::memory_order_relaxed);
+    if (sysmon_) {
+      c[Counter::retakes] += sysmon_->retakes();
+      c[Counter::sysmon_wakeups] += sysmon_->wakeups();
+      c[Counter::sysmon_cpu_ns] += sysmon_->cpu_ns();
+    }
   }
 
   // Go's schedtrace figures, read from the lock-free mirrors as Go reads them; a P's count is
@@ -336,8 +386,9 @@ class StealHalfPolicy final : public Policy {
         if (mstates_[i].p == p.get()) where = "held by " + name("M", i);
         if (mstates_[i].next_p == p.get()) where = "handed to " + name("M", i) + " (next_p)";
       }
+      if (p->status.load() == ProcStatus::in_call) where = "kept by a thread in a blocking call";
       out.append("\n  ").append(proc(p.get())).append(": ").append(where);
-      out.append(", runnext ").append(p->runnext != nullptr ? "1 task" : "empty");
+      out.append(", runnext ").append(p->runnext.peek() != nullptr ? "1 task" : "empty");
       out.append(", runq ").append(std::to_string(p->runq.size()));
     }
     for (unsigned i = 0; i < nms; ++i) {
@@ -355,6 +406,13 @@ class StealHalfPolicy final : public Policy {
  private:
   MState& state(Worker& w) { return *static_cast<MState*>(w.policy_state); }
 
+  // ---- the system monitor's view (sysmon.hpp) ------------------------------------------------
+
+  bool someone_looking() const override {
+    return nmspinning_.load(std::memory_order_seq_cst) + npidle_.load(std::memory_order_seq_cst) > 0;
+  }
+  void handoff_retaken(Processor& p) override { handoff(p, nullptr); }
+
   // Executed by w. A P is held by one M at a time, and never while it is listed idle.
   void acquire(Worker& w, Processor& p) {
     SCHEDLAB_ASSERT(state(w).p == nullptr, "an M holds at most one P");
@@ -365,11 +423,12 @@ class StealHalfPolicy final : public Policy {
 
   // ---- where a task goes ----------------------------------------------------------------
 
+  // Go's newproc and ready: runqput, then wakep, also when the task only filled runnext (a
+  // thief may take runnext; and the P's own M may be about to run something long).
   void submit(Task& t, Worker* from) {
     Processor* p = from != nullptr ? state(*from).p : nullptr;
     if (p != nullptr) {
-      // Work only this P can run (its runnext) is no reason to wake anybody.
-      if (!push_local(*from, *p, t)) return;
+      push_local(*from, *p, t);
     } else {
       push_global(t, from);
     }
@@ -377,16 +436,15 @@ class StealHalfPolicy final : public Policy {
   }
 
   // Executed by the M holding p. Go's runqput: the new task takes runnext and the one it
-  // displaces goes to runq. Returns whether a thief can now see more work.
-  bool push_local(Worker& w, Processor& p, Task& t) {
+  // displaces goes to runq.
+  void push_local(Worker& w, Processor& p, Task& t) {
     w.stats.add(Counter::local_pushes);
     Task* queued = &t;
     if (config_.runnext) {
-      queued = std::exchange(p.runnext, &t);
-      if (queued == nullptr) return false;
+      queued = p.runnext.put(t);
+      if (queued == nullptr) return;
     }
     push_runq(w, p, *queued);
-    return true;
   }
 
   // Go's runqput tail + runqputslow: full runq moves its older half, plus t, to the global queue.
@@ -480,39 +538,60 @@ class StealHalfPolicy final : public Policy {
   void startm(Processor& p, bool spinning, Worker* from) {
     for (;;) {
       Worker* m = nullptr;
+      bool at_max_threads = false;
       {
         std::lock_guard lock(sched_mutex_);
         m = mget_locked();
+        if (m != nullptr) handover_locked(*m, p, spinning);
+      }
+      // Every M is busy or blocked in a call: start one more. It lists itself idle, and the
+      // next iteration hands it p (or another idle M turns up first).
+      if (m == nullptr && runtime_->add_worker() == nullptr) {
+        // At --max-threads. p's work stays queued for a busy P, or for a thread coming back
+        // from its call, which takes an idle P first. But that thread may have come back
+        // already: the monitor retook p while its thread was in a call, and the thread, finding
+        // no P, queued its task and listed itself idle since we looked. Look again under the lock
+        // that its stopm takes to list itself and to look for an idle P with work: either we see
+        // it listed, or it sees p idle (tests/stress: RandomSpawnTrees, max_threads_eq_threads).
+        std::lock_guard lock(sched_mutex_);
+        m = mget_locked();
         if (m != nullptr) {
-          MState& ms = state(*m);
-          ms.next_p = &p;
-          ms.next_spinning = spinning;
+          handover_locked(*m, p, spinning);
+        } else {
+          pidleput_locked(p);
+          if (spinning) nmspinning_decrement();
+          at_max_threads = true;
         }
       }
+      if (at_max_threads) return;
       if (m != nullptr) {
         runtime_->note_unpark(from);
         m->parker.unpark();
         return;
       }
-      // Every M is busy or blocked in a call: start one more. It lists itself idle, and the
-      // next iteration hands it p (or another idle M turns up first).
-      if (runtime_->add_worker() == nullptr) {
-        // At --max-threads. p's work stays queued for a busy P, or for a thread coming back
-        // from its call, which takes an idle P first.
-        std::lock_guard lock(sched_mutex_);
-        pidleput_locked(p);
-        if (spinning) nmspinning_decrement();
-        return;
-      }
     }
   }
 
-  // Go's handoffp: p was released by an M entering a blocking call.
-  void handoff(Processor& p, Worker& from) {
-    if (p.runnext != nullptr || !p.runq.empty() ||
-        global_size_.load(std::memory_order_seq_cst) != 0) {
-      from.stats.add(Counter::handoffs);
-      startm(p, /*spinning=*/false, &from);
+  // Gives p to the idle M m, whom the caller then unparks. Sched lock held.
+  void handover_locked(Worker& m, Processor& p, bool spinning) {
+    MState& ms = state(m);
+    ms.next_p = &p;
+    ms.next_spinning = spinning;
+  }
+
+  // Go's handoffp: p was released by `from` entering a blocking call (--handoff eager), or
+  // retaken by the monitor (from == nullptr). Whoever calls it is p's only holder.
+  void handoff(Processor& p, Worker* from) {
+    auto count = [&] {
+      if (from != nullptr) {
+        from->stats.add(Counter::handoffs);
+      } else {
+        monitor_handoffs_.fetch_add(1, std::memory_order_relaxed);
+      }
+    };
+    if (!p.queues_empty() || global_size_.load(std::memory_order_seq_cst) != 0) {
+      count();
+      startm(p, /*spinning=*/false, from);
       return;
     }
     // No work for p itself; if nobody is looking for work anywhere, let p's new M look (as a
@@ -520,12 +599,22 @@ class StealHalfPolicy final : public Policy {
     std::uint32_t zero = 0;
     if (config_.spinning && npidle_.load(std::memory_order_seq_cst) == 0 &&
         nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
-      from.stats.add(Counter::handoffs);
-      startm(p, /*spinning=*/true, &from);
+      count();
+      startm(p, /*spinning=*/true, from);
       return;
     }
-    std::lock_guard lock(sched_mutex_);
-    pidleput_locked(p);
+    {
+      std::lock_guard lock(sched_mutex_);
+      // A task queued globally since the look above (a thread back from its call found no P)
+      // must not wait behind an idle P: its submitter saw no idle P and woke nobody (Go
+      // rechecks sched.runqsize under the lock for the same reason).
+      if (global_.empty()) {
+        pidleput_locked(p);
+        return;
+      }
+    }
+    count();
+    startm(p, /*spinning=*/false, from);
   }
 
   // ---- where an M looks ------------------------------------------------------------------
@@ -546,8 +635,7 @@ class StealHalfPolicy final : public Policy {
         if (Task* t = global_get_locked(w, p, 1)) return t;
       }
     }
-    if (Task* t = p.runnext) {
-      p.runnext = nullptr;
+    if (Task* t = p.runnext.take()) {
       *inherit = config_.runnext_inherits_tick;
       w.stats.add(Counter::local_pops);
       return t;
@@ -611,17 +699,26 @@ class StealHalfPolicy final : public Policy {
     nmspinning_.fetch_add(1, std::memory_order_seq_cst);
   }
 
+  // A look at every queue a spinner could take from (Go: runqempty of every P, runnext included
+  // where a thief may take it).
   bool work_visible() const {
     if (global_size_.load(std::memory_order_seq_cst) != 0) return true;
     for (const auto& q : procs_) {
-      if (!q->idle.load(std::memory_order_relaxed) && !q->runq.empty()) return true;
+      if (q->idle.load(std::memory_order_relaxed)) continue;
+      if (!q->runq.empty() || (stealable_runnext() && q->runnext.peek() != nullptr)) return true;
     }
     return false;
   }
 
-  // Executed by w holding p, with p's queue empty. Go's stealWork, `passes` rounds.
+  // Thieves may take runnext (runnext.hpp: only with membarrier, which every kernel since Linux
+  // 4.14 offers; without it, runnext stays its owner's, as with --steal-runnext off).
+  bool stealable_runnext() const { return config_.runnext && config_.steal_runnext && !fenced_pushes_; }
+
+  // Executed by w holding p, with p's queue empty. Go's stealWork, `passes` rounds; on the last,
+  // a victim whose queue is empty may lose its runnext.
   Task* steal_work(Worker& w, Processor& p, int passes) {
     for (int pass = 0; pass < passes; ++pass) {
+      const bool last = pass + 1 == passes;
       const std::uint32_t r = p.random();
       std::uint32_t pos = r % nprocs_;
       const std::uint32_t stride = coprimes_[(r / nprocs_) % coprimes_.size()];
@@ -639,9 +736,34 @@ class StealHalfPolicy final : public Policy {
           }
           return t;
         }
+        if (last && stealable_runnext()) {
+          if (Task* t = steal_runnext(w, victim)) return t;
+        }
       }
     }
     return nullptr;
+  }
+
+  // Go's runqgrab, its runnext branch: reached only when the victim's queue was empty. A running
+  // victim gets a grace period first: the task it just readied is likely the next it runs, and
+  // taking it would move it between threads for nothing. A victim whose thread is in a call
+  // (in_call) gets none.
+  Task* steal_runnext(Worker& w, Processor& victim) {
+    Task* seen = victim.runnext.peek();
+    if (seen == nullptr) return nullptr;
+    if (victim.status.load(std::memory_order_relaxed) == ProcStatus::held) {
+      ::usleep(kRunnextGraceUs);
+      if (victim.runnext.peek() != seen) return nullptr;  // run (or replaced) meanwhile
+    }
+    Task* t = victim.runnext.steal(seen);
+    if (t == nullptr) return nullptr;
+    w.stats.add(Counter::steals);
+    w.stats.add(Counter::tasks_stolen);
+    if (w.tracing()) {
+      const std::uint64_t now = now_ns();
+      w.trace.add(TraceKind::steal, now, now, 1);
+    }
+    return t;
   }
 
   // Go's globrunqget: take a batch, run the first, queue the rest locally. Sched lock held.
@@ -726,7 +848,7 @@ class StealHalfPolicy final : public Policy {
   // else any idle P if the global queue has tasks; nullptr if neither.
   Processor* idle_proc_with_work_locked() {
     for (Processor* p = idle_procs_; p != nullptr; p = p->idle_next) {
-      if (p->runnext != nullptr || !p->runq.empty()) return p;
+      if (!p->queues_empty()) return p;
     }
     return global_.empty() ? nullptr : idle_procs_;
   }
@@ -781,6 +903,7 @@ class StealHalfPolicy final : public Policy {
   std::vector<std::unique_ptr<Processor>> procs_;
   std::vector<std::uint32_t> coprimes_;
   std::unique_ptr<MState[]> mstates_;
+  std::unique_ptr<SystemMonitor> sysmon_;  // --handoff lazy only; after procs_, which it reads
 
   mutable std::mutex sched_mutex_;  // Go's sched.lock: the global queue and both idle lists
   TaskList global_;         // guarded by sched_mutex_
@@ -795,6 +918,7 @@ class StealHalfPolicy final : public Policy {
   std::atomic<bool> need_spinning_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> external_pushes_{0};
+  std::atomic<std::uint64_t> monitor_handoffs_{0};  // hand-offs of Ps the monitor retook
 };
 
 }  // namespace

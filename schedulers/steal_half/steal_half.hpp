@@ -6,8 +6,18 @@
 
 #include "../runtime/runtime.hpp"
 #include "run_queue.hpp"
+#include "sysmon.hpp"
 
 namespace schedlab {
+
+// What a thread does with its P around a blocking call (schedlab::blocking).
+enum class HandOff {
+  lazy,   // keep the P, marked in a call; take it back with one CAS on return unless the system
+          // monitor retook it meanwhile (Go's entersyscall / exitsyscall and sysmon's retake)
+  eager,  // hand the P to another thread at once (Go's entersyscallblock, which Go uses only for
+          // its own timed sleeps): the ablation that pays a hand-off on every call
+  off,    // keep the P, blocked with its thread, for the whole call
+};
 
 // Every default is Go's value (runtime/proc.go, runtime2.go), except two. `order` defaults to
 // the seeds' owner-LIFO rule; Go's own runq is FIFO with a one-slot LIFO `runnext`.
@@ -19,8 +29,11 @@ struct StealHalfConfig {
   StealAmount steal = StealAmount::half;  // Go's runqgrab: n - n/2
   std::uint32_t global_check = 61;        // look at the global queue first every Nth tick; 0: never
   LocalOrder order = LocalOrder::lifo;    // which end the owner pops
-  bool handoff = true;                    // hand the P to another thread around blocking calls
-  bool runnext = true;                    // a one-slot owner-only LIFO in front of the queue (Go)
+  HandOff handoff = HandOff::lazy;        // Go's system-call path
+  bool runnext = true;                    // a one-slot LIFO in front of the queue (Go)
+  // A thief may take a victim's runnext on its last pass, when the victim's queue is empty, after
+  // sleeping 3 µs if the victim is running (Go's runqgrab). false: runnext is the owner's alone.
+  bool steal_runnext = true;
   // A task taken from runnext inherits the time slice of the task that readied it and does not
   // advance the schedule tick (Go's inheritTime in runqget/execute). false: every task ticks,
   // as schedlab counted before (an ablation).
@@ -30,6 +43,7 @@ struct StealHalfConfig {
   // at once, and every new task wakes a parked M while a P is idle (the ablation of the claim).
   bool spinning = true;
   unsigned max_threads = 1024;            // Ms at most, counting those blocked in calls and spares
+  SysmonTiming sysmon;                    // the monitor of --handoff lazy (Go's values; tests change them)
 };
 
 // Builds the runtime with `runtime`, except its max_threads, which is config.max_threads: the

@@ -1,14 +1,19 @@
-// Tests of steal-half's policy: overflow to the global queue, the 1-in-61 global check, the
-// hand-off of the P around blocking calls, and the counters that show them.
+// Tests of steal-half's policy: overflow to the global queue, the 1-in-61 global check, Go's
+// wake-ups and runnext steals, the system-call path (a call keeps its P; the system monitor
+// retakes a P from a call that lasts), and the counters that show them.
 #include "steal_half.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "api.hpp"
+#include "runnext.hpp"
 
 namespace schedlab {
 namespace {
@@ -185,6 +190,211 @@ TEST(StealHalf, StealsMoveWorkBetweenProcessors) {
   EXPECT_GT(k[Counter::steals], 0u);
   EXPECT_LE(k[Counter::steals], k[Counter::steal_attempts]);
   EXPECT_GE(k[Counter::tasks_stolen], k[Counter::steals]);
+}
+
+// ---- Go's wake-ups and runnext steals -------------------------------------------------------
+
+RuntimeConfig two_ps() {
+  RuntimeConfig rc;
+  rc.threads = 2;
+  return rc;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The kernel's id of the calling thread. Not std::this_thread::get_id(): glibc declares
+// pthread_self() const, so the compiler may reuse its value across a blocking call, after which
+// the task may run on another thread (docs/platform.md).
+[[gnu::noinline]] pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// Spins without yielding the P (a task that runs long, as far as the scheduler knows) until
+// `done` or the deadline; returns whether `done` came first.
+bool spin_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+  }
+  return true;
+}
+
+// Inside a task on one of two Ps: waits until the other P is idle and nobody spins (its M has
+// given it up and is listed idle, so only a wake-up can bring it back).
+void wait_until_the_other_p_is_idle(const Scheduler& s) {
+  ASSERT_TRUE(spin_until(
+      [&] {
+        const auto snap = s.snapshot();
+        return snap->idle_procs == 1 && snap->spinning == 0;
+      },
+      std::chrono::seconds(20)));
+}
+
+// Go's newproc calls wakep after every runqput, also when the new task only took runnext.
+// Here the spawner's queue and runnext are empty, so the child only fills runnext, and the
+// other P's M sleeps: only that wake-up can get it going. (Without the wake-up, nothing wakes it.)
+TEST(StealHalfWakeups, ASpawnThatOnlyFillsRunnextWakesAnIdleProcessor) {
+  for (bool steal_runnext : {true, false}) {
+    SCOPED_TRACE(steal_runnext ? "--steal-runnext on" : "--steal-runnext off");
+    StealHalfConfig c;
+    c.steal_runnext = steal_runnext;
+    auto s = make_steal_half(two_ps(), c);
+    bool woke = false;
+    s->run([&] {
+      wait_until_the_other_p_is_idle(*s);
+      const std::uint64_t before = s->counters()[Counter::unparks];
+      auto child = spawn([] {});
+      woke = spin_until([&] { return s->counters()[Counter::unparks] > before; }, std::chrono::seconds(20));
+      child.join();
+    });
+    EXPECT_TRUE(woke) << "the spawn into an empty runnext woke no thread";
+  }
+}
+
+// Go's runqgrab: a thief may take a victim's runnext when the victim's queue is empty, so a task
+// spawned by one that then runs long does not wait for it. The spawner never yields its P here:
+// the child runs only if the other P takes it from runnext.
+TEST(StealHalfWakeups, AThiefTakesARunnextThatStaysUnrun) {
+  auto s = make_steal_half(two_ps(), StealHalfConfig{});
+  std::atomic<bool> ran{false};
+  pid_t spawner = 0, runner = 0;
+  bool taken = false;
+  s->run([&] {
+    spawner = current_tid();
+    auto child = spawn([&] {
+      runner = current_tid();
+      ran.store(true);
+    });
+    taken = spin_until([&] { return ran.load(); }, std::chrono::seconds(20));
+    child.join();
+  });
+  ASSERT_TRUE(taken) << "nobody took the spawner's runnext";
+  EXPECT_NE(runner, spawner);
+  EXPECT_GE(s->counters()[Counter::tasks_stolen], 1u);
+}
+
+// The control: with --steal-runnext off the other P cannot see the child, so it waits for the
+// spawner (which here gives up its spin after 300 ms and joins it).
+TEST(StealHalfWakeups, WithoutRunnextStealsTheChildWaitsForItsSpawner) {
+  StealHalfConfig c;
+  c.steal_runnext = false;
+  auto s = make_steal_half(two_ps(), c);
+  std::atomic<bool> ran{false};
+  bool ran_early = true;
+  s->run([&] {
+    auto child = spawn([&] { ran.store(true); });
+    ran_early = spin_until([&] { return ran.load(); }, std::chrono::milliseconds(300));
+    child.join();
+  });
+  EXPECT_FALSE(ran_early);
+  EXPECT_TRUE(ran.load());
+}
+
+// The slot's protocol in one thread: what a thief took, the owner never gets back, and the
+// owner's next write tells it so and frees the slot for the next thief.
+TEST(RunNext, WhatAThiefTookIsGoneForTheOwner) {
+  if (!process_barrier_available()) GTEST_SKIP() << "no membarrier here: runnext is never stolen";
+  struct Plain : Task {};
+  Plain a, b, c;
+  RunNext slot;
+  EXPECT_EQ(slot.put(a), nullptr);
+  EXPECT_EQ(slot.steal(&a), &a);
+  EXPECT_EQ(slot.take(), nullptr) << "the thief's task";
+  EXPECT_EQ(slot.put(b), nullptr) << "nothing to displace: the thief took a";
+  EXPECT_EQ(slot.steal(&a), nullptr) << "a is gone";
+  EXPECT_EQ(slot.put(c), &b);
+  EXPECT_EQ(slot.steal(&c), &c) << "the owner's write freed the slot for the next thief";
+  EXPECT_EQ(slot.put(a), nullptr);
+  EXPECT_EQ(slot.take(), &a);
+}
+
+// ---- Go's system-call path (--handoff lazy) --------------------------------------------------
+
+// The monitor's rounds an hour apart: nothing it does can interfere within a test.
+SysmonTiming monitor_asleep() {
+  SysmonTiming t;
+  t.first_sleep_us = 3'600'000'000u;
+  t.max_sleep_us = t.first_sleep_us;
+  return t;
+}
+
+// Go's entersyscall and exitsyscallfast: a call keeps its P, and on return the task takes the
+// same P back with one CAS: no hand-off, no wake-up, no thread switch. --handoff eager, the
+// contrast, hands the P over at every call.
+TEST(StealHalfSyscalls, AWarmCallKeepsItsProcessor) {
+  for (HandOff mode : {HandOff::lazy, HandOff::eager}) {
+    const bool lazy = mode == HandOff::lazy;
+    SCOPED_TRACE(lazy ? "--handoff lazy" : "--handoff eager");
+    StealHalfConfig c;
+    c.handoff = mode;
+    c.max_threads = 4;
+    c.sysmon = monitor_asleep();
+    auto s = make_steal_half(one_p(), c);
+    s->run([] {});  // starts the runtime's thread before the counters are read
+    const CounterSet before = s->counters();
+    int same_thread = 0;
+    s->run([&] {
+      for (int i = 0; i < 100; ++i) {
+        const pid_t thread = current_tid();
+        blocking([] {});
+        same_thread += current_tid() == thread;
+      }
+    });
+    const CounterSet k = s->counters() - before;
+    if (lazy) {
+      EXPECT_EQ(same_thread, 100);
+      EXPECT_EQ(k[Counter::handoffs], 0u);
+      EXPECT_EQ(k[Counter::retakes], 0u);
+      EXPECT_LE(k[Counter::unparks], 1u) << "the root's, if its thread was asleep, and no other";
+      EXPECT_EQ(k[Counter::threads_created], 1u);
+    } else {
+      EXPECT_GE(k[Counter::handoffs], 1u);
+      EXPECT_GE(k[Counter::threads_created], 2u);
+    }
+  }
+}
+
+// Go's sysmon and retake: a P whose call the monitor saw in two consecutive rounds is taken back
+// and handed to another thread, which runs the P's queued task; the task back from its call
+// finds no P free, waits in the global queue (exitsyscall0) and resumes on another thread.
+TEST(StealHalfSyscalls, ACallThatOutlastsTwoRoundsLosesItsProcessorAndTheTaskResumesElsewhere) {
+  StealHalfConfig c;
+  c.max_threads = 4;
+  auto s = make_steal_half(one_p(), c);
+  std::atomic<bool> queued_started{false}, call_returned{false};
+  pid_t before_call = 0, after_call = 0;
+  bool queued_ran_during_call = false;
+  s->run([&] {
+    // Queued on this P (runnext) while the call holds it: it runs only if the P is retaken.
+    auto queued = spawn([&] {
+      queued_started.store(true);
+      // Keeps the P busy until the call has returned, so the returning task finds no P free.
+      spin_until([&] { return call_returned.load(); }, std::chrono::seconds(20));
+    });
+    before_call = current_tid();
+    blocking([&] {
+      queued_ran_during_call = spin_until([&] { return queued_started.load(); }, std::chrono::seconds(20));
+      call_returned.store(true);
+    });
+    after_call = current_tid();
+    queued.join();
+  });
+  ASSERT_TRUE(queued_ran_during_call) << "the monitor never retook the P";
+  EXPECT_NE(after_call, before_call) << "the task took its P back instead of resuming elsewhere";
+  const CounterSet k = s->counters();
+  EXPECT_GE(k[Counter::retakes], 1u);
+  EXPECT_GE(k[Counter::handoffs], k[Counter::retakes]);
+  EXPECT_GE(k[Counter::sysmon_wakeups], 2u) << "a retake needs two rounds";
+}
+
+// The monitor sleeps deeply until the first call: a run without calls never wakes it.
+TEST(StealHalfSyscalls, RunsWithoutCallsNeverWakeTheMonitor) {
+  auto s = make_steal_half(two_ps(), StealHalfConfig{});
+  s->run([] {
+    WaitGroup wg;
+    for (int i = 0; i < 1000; ++i) wg.go([] {});
+  });
+  const CounterSet k = s->counters();
+  EXPECT_EQ(k[Counter::sysmon_wakeups], 0u);
+  EXPECT_EQ(k[Counter::retakes], 0u);
 }
 
 }  // namespace

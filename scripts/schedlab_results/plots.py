@@ -538,8 +538,10 @@ def figure_iomix(p):
                                 "the disk? iomix hot (cold=off) and cold (cold=on) at the largest "
                                 "thread count", panels, missing)
     s.blocks.append(doc.Paragraph(
-        "cold=on drops the files from the page cache before each run, so reads block; "
-        "steal-half [handoff=off] keeps the processor while its thread blocks. "
+        "cold=on drops the files from the page cache before each read, so reads block; "
+        "steal-half keeps the processor of a thread in a read and its system monitor hands it "
+        "to another thread once the read has lasted two rounds (Go's way); [handoff=eager] "
+        "hands it over at every read; [handoff=off] keeps it blocked with its thread. "
         f"{INTERVAL}."))
     return s
 

@@ -19,7 +19,7 @@ TASKS = 1000.0
 # The defaults of the parameters the criteria's selectors change (harness/registry.cpp); a
 # sidecar carries them as `parameters`, and every row names all of its scheduler's parameters.
 DEFAULTS = {"steal-half": {"replica": "a", "local-order": "lifo", "steal-amount": "half",
-                           "handoff": "on", "spinning": "on"},
+                           "handoff": "lazy", "spinning": "on"},
             "central": {"replica": "a", "order": "fifo"}}
 SIDECAR = RunFile("synthetic.csv", 0, {"parameters": {"schedulers": DEFAULTS}})
 
@@ -377,6 +377,43 @@ class SimulatedCache(unittest.TestCase):
         self.assertEqual(result.configs[0].n, BLOCKS)
         self.assertLess(abs(result.configs[0].estimate), 0.05)
         self.assertEqual(claims.judged_on(result), "")
+
+
+class WarmCallCost(unittest.TestCase):
+    """The hand-off claim's "a call that does not block costs nothing" against handoff=off is
+    judged at every thread count, and held only if held at each: a cost that shows at 2 threads
+    alone is "not held", however equal 1 thread is."""
+
+    def part(self):
+        return next(p for p in claims.load_criteria().parts
+                    if p.name == "a call that does not block costs nothing (against no hand-off)")
+
+    def rows(self, cost_at_2):
+        part, s = self.part(), Synthetic(self.part())
+        for rep in range(BLOCKS):
+            for threads, cost in ((1, 1.0), (2, cost_at_2)):
+                jitter = math.exp(s.rng.normal(0.0, 0.005))
+                s.row(part.b, rep, threads, {"wall_ns": 1000.0})
+                s.row(part.a, rep, threads, {"wall_ns": 1000.0 * cost * jitter})
+        return s
+
+    def test_equal_at_both_counts_holds(self):
+        result = judge(self.part(), self.rows(1.0))
+        self.assertEqual([r.threads for r in result.configs], ["1", "2"])
+        self.assertEqual(result.verdict, claims.HELD)
+
+    def test_a_cost_at_2_threads_only_is_not_held(self):
+        result = judge(self.part(), self.rows(1.12))  # 12% at 2 threads: outside the 5% band
+        self.assertEqual([r.verdict for r in result.configs], [claims.HELD, claims.NOT_HELD])
+        self.assertEqual(result.verdict, claims.NOT_HELD)
+
+    def test_only_warm_reads_are_judged(self):
+        part = self.part()
+        self.assertEqual(part.where, {"cold": ["off"]})
+        s = self.rows(1.12)
+        for row in s.rows:
+            row["workload_params"] = "cold=on"
+        self.assertEqual(judge(part, s).verdict, claims.NOT_MEASURED)
 
 
 class PairedStatistics(unittest.TestCase):

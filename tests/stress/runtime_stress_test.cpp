@@ -359,14 +359,17 @@ std::vector<Case> all_cases() {
     }
   }
   // steal-half's variants: tiny queues (overflow all the time), Go's FIFO order without
-  // runnext, other steal amounts, no hand-off, the global check always and never, no spare
-  // threads for hand-offs, no spinning (every new task wakes a thread), runnext pops counted.
+  // runnext, other steal amounts, no hand-off and the eager one, runnext never stolen, the
+  // global check always and never, no spare threads for hand-offs, no spinning (every new task
+  // wakes a thread), runnext pops counted.
   const std::vector<std::pair<std::string, ParamValues>> variants = {
       {"cap2", {{"capacity", "2"}}},
       {"cap2_fifo_norunnext", {{"capacity", "2"}, {"local-order", "fifo"}, {"runnext", "off"}}},
       {"steal_one_cap4", {{"steal-amount", "one"}, {"capacity", "4"}}},
       {"steal_all", {{"steal-amount", "all"}}},
       {"no_handoff", {{"handoff", "off"}}},
+      {"eager_handoff", {{"handoff", "eager"}}},
+      {"no_runnext_steals", {{"steal-runnext", "off"}}},
       {"global_check_1_cap4", {{"global-check", "1"}, {"capacity", "4"}}},
       {"global_check_0", {{"global-check", "0"}}},
       {"max_threads_eq_threads", {{"max-threads", "="}}},  // "=": the thread count

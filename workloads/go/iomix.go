@@ -2,9 +2,14 @@
 //
 // The seeds' mixed program: each of `tasks` goroutines runs half of its loop iterations, reads
 // whole files (reads-per-task of them, file (i + r) mod files for read r of goroutine i), then
-// runs the other half; a sync.WaitGroup joins them. A goroutine blocked in read(2) holds its
-// thread, and Go's runtime hands that thread's P to another thread so that the P's other
-// goroutines keep running: the behaviour the C++ steal-half scheduler's hand-off copies.
+// runs the other half; a sync.WaitGroup joins them. os.ReadFile's read(2) goes through
+// syscall.Syscall, so Go's runtime brackets it with entersyscall/exitsyscall: the goroutine's
+// thread keeps its P, marked _Psyscall, and takes it back with one CAS when the read returns.
+// A read served from the page cache (warm) therefore costs two atomic operations and no thread
+// switch. Only a read that lasts is noticed: sysmon, looking every 20 µs while it finds such
+// calls, takes back a P it saw in the same call twice (retake) and hands it to another thread
+// (handoffp), so that the P's other goroutines keep running. The C++ steal-half scheduler does
+// the same with --handoff lazy, its default; --handoff eager hands the P over at every call.
 //
 // The files DIR/file-0 ... DIR/file-(files-1), each file-size bytes, are made (and fsynced) by
 // the C++ workload's prepare() in a fresh directory under schedlab's --io-dir, and that

@@ -1,11 +1,13 @@
 // iomix: T tasks, each M loop iterations with a file read at the midpoint.
 //
 // The seeds' third program: 20 goroutines that compute, read a file, and compute again. The
-// read is the point: a goroutine in a blocking syscall holds its thread, and Go hands the
-// thread's P to another thread so that the P's other goroutines keep running (entersyscall /
-// exitsyscall). Here the read goes through schedlab::blocking(), which is where each scheduler
-// shows what it does: steal-half hands off its processor, fair and central keep the worker
-// blocked (their honest behaviour; see README), tbb and serial just call.
+// read is the point: a goroutine in a blocking syscall holds its thread, and Go's system monitor
+// hands the thread's P to another thread once the call has lasted, so that the P's other
+// goroutines keep running (entersyscall / sysmon's retake / exitsyscall); a read that does not
+// block costs nothing of the kind. Here the read goes through schedlab::blocking(), which is
+// where each scheduler shows what it does: steal-half does as Go (--handoff lazy; eager hands its
+// processor over at every call), fair and central keep the worker blocked (their honest
+// behaviour; see README), tbb and serial just call.
 //
 // prepare() writes `files` files of `file_size` bytes into a fresh directory (mkdtemp) and
 // fsyncs them; cleanup() removes them. With `cold`, each read first drops the file's pages

@@ -1,0 +1,170 @@
+#include "sysmon.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "../assert.hpp"
+#include "../stats.hpp"
+#include "processor.hpp"
+
+namespace schedlab {
+namespace {
+
+std::uint64_t thread_cpu_ns(clockid_t clock) {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Sleeps while *word == expected, at most `timeout` (nullptr: no limit), as the kernel's
+// timers allow. Returns on a wake, a timeout, a signal, or a word that already differs.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const timespec* timeout) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, timeout, nullptr, 0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+SystemMonitor::SystemMonitor(Host& host, const std::vector<std::unique_ptr<Processor>>& procs,
+                             SysmonTiming timing)
+    : host_(host), procs_(procs), timing_(timing), seen_(procs.size()) {
+  SCHEDLAB_ASSERT(timing_.first_sleep_us > 0 && timing_.max_sleep_us >= timing_.first_sleep_us,
+                  "the monitor sleeps between rounds, and its longest sleep is at least its first");
+}
+
+SystemMonitor::~SystemMonitor() { stop(); }
+
+void SystemMonitor::start() {
+  std::lock_guard lock(thread_mutex_);
+  SCHEDLAB_ASSERT(!thread_.joinable(), "the monitor starts once");
+  thread_ = std::thread([this] { loop(); });
+  ::pthread_setname_np(thread_.native_handle(), "schedlab-sysmon");  // for top -H and gdb; best effort
+  // glibc derives the clock from the thread's id: it cannot fail for a thread that runs.
+  const int clock_error = ::pthread_getcpuclockid(thread_.native_handle(), &cpu_clock_);
+  SCHEDLAB_ASSERT(clock_error == 0, "a running thread has a CPU-time clock");
+  (void)clock_error;
+}
+
+void SystemMonitor::stop() noexcept {
+  std::lock_guard lock(thread_mutex_);
+  if (!thread_.joinable()) return;
+  state_.store(kStopping, std::memory_order_seq_cst);
+  futex_wake_all(state_);
+  thread_.join();
+}
+
+std::uint64_t SystemMonitor::cpu_ns() const {
+  std::lock_guard lock(thread_mutex_);
+  return thread_.joinable() ? thread_cpu_ns(cpu_clock_) : final_cpu_ns_;
+}
+
+void SystemMonitor::wake() noexcept {
+  std::uint32_t expected = kDeepSleep;
+  if (state_.compare_exchange_strong(expected, kTicking, std::memory_order_seq_cst)) futex_wake_all(state_);
+}
+
+// Executed by the monitor's thread, for its whole life.
+void SystemMonitor::loop() {
+  // Before the first call there is nothing to watch.
+  Sleep how = sleep_deeply();
+  unsigned idle = 0;        // rounds in a row that retook nothing (Go's `idle`)
+  bool on_trial = false;    // woken by a call, and no retake since (sysmon.hpp)
+  std::uint32_t sleep_us = timing_.first_sleep_us;
+  while (how != Sleep::stopping) {
+    if (how == Sleep::woken) {
+      idle = 0;  // Go: a wake by a call resets the backoff
+      on_trial = true;
+    }
+    if (idle == 0) {
+      sleep_us = timing_.first_sleep_us;
+    } else if (idle > timing_.idle_rounds) {
+      sleep_us = sleep_us > timing_.max_sleep_us / 2 ? timing_.max_sleep_us : sleep_us * 2;
+    }
+    if (sleep_between_rounds(sleep_us) == Sleep::stopping) break;
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
+    unsigned in_call = 0;
+    const bool retook = tick(now_ns(), &in_call);
+    if (retook) {
+      idle = 0;
+      on_trial = false;
+    } else if (on_trial && in_call == 0) {
+      idle = timing_.idle_rounds + 1;  // the calls that woke it ended unseen: back off now
+      on_trial = false;
+    } else {
+      ++idle;
+    }
+    const bool backed_off = !retook && sleep_us >= timing_.max_sleep_us;
+    how = in_call == 0 && backed_off ? sleep_deeply() : Sleep::timed_out;
+  }
+  // The CPU time it used, for cpu_ns() after the join (stop() holds the mutex while joining).
+  final_cpu_ns_ = thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+bool SystemMonitor::tick(std::uint64_t now, unsigned* in_call) {
+  // Go's sysmon also polls the network here when nobody has for 10 ms; schedlab has no poller.
+  return retake(now, in_call) != 0;
+}
+
+unsigned SystemMonitor::retake(std::uint64_t now, unsigned* in_call) {
+  unsigned taken = 0;
+  for (std::size_t i = 0; i < procs_.size(); ++i) {
+    Processor& p = *procs_[i];
+    Seen& seen = seen_[i];
+    ProcStatus status = p.status.load(std::memory_order_acquire);
+    if (status != ProcStatus::in_call) continue;
+    // A call seen for the first time is left alone for a round: one that ends before the next
+    // round cost nobody anything (Go: "more than 1 sysmon tick (at least 20us)").
+    const std::uint32_t tick = p.syscalltick.load(std::memory_order_relaxed);
+    if (seen.syscalltick != tick) {
+      seen.syscalltick = tick;
+      seen.since_ns = now;
+      ++*in_call;
+      continue;
+    }
+    // Nothing waits on this P and some M spins or some P is idle: they take any new work, so
+    // leave the P with its call, for 10 ms at most (Go: "we don't want to retake Ps if there is
+    // no other work to do, but ... we want to retake them eventually").
+    if (p.queues_empty() && host_.someone_looking() && now < seen.since_ns + timing_.keep_while_others_look_ns) {
+      ++*in_call;
+      continue;
+    }
+    // Whoever changes in_call first owns the P: the thread coming back from its call, or us.
+    if (p.status.compare_exchange_strong(status, ProcStatus::held, std::memory_order_acq_rel)) {
+      ++taken;
+      retakes_.fetch_add(1, std::memory_order_relaxed);
+      host_.handoff_retaken(p);
+    }
+  }
+  return taken;
+}
+
+SystemMonitor::Sleep SystemMonitor::sleep_between_rounds(std::uint32_t us) {
+  const timespec timeout{static_cast<time_t>(us / 1'000'000), static_cast<long>(us % 1'000'000) * 1000};
+  if (state_.load(std::memory_order_acquire) == kStopping) return Sleep::stopping;
+  futex_wait(state_, kTicking, &timeout);
+  return state_.load(std::memory_order_acquire) == kStopping ? Sleep::stopping : Sleep::timed_out;
+}
+
+SystemMonitor::Sleep SystemMonitor::sleep_deeply() {
+  std::uint32_t expected = kTicking;
+  if (!state_.compare_exchange_strong(expected, kDeepSleep, std::memory_order_seq_cst)) return Sleep::stopping;
+  // The other side of note_call_entered()'s store-load pair: either we see a P that entered a
+  // call, or its thread sees kDeepSleep and wakes us.
+  for (const auto& p : procs_) {
+    if (p->status.load(std::memory_order_seq_cst) == ProcStatus::in_call) {
+      expected = kDeepSleep;
+      if (state_.compare_exchange_strong(expected, kTicking, std::memory_order_seq_cst)) return Sleep::timed_out;
+      break;  // a caller woke us already (or we are stopping)
+    }
+  }
+  std::uint32_t s;
+  while ((s = state_.load(std::memory_order_acquire)) == kDeepSleep) futex_wait(state_, kDeepSleep, nullptr);
+  return s == kStopping ? Sleep::stopping : Sleep::woken;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,141 @@
+// sysmon.hpp: steal-half's system monitor, Go's sysmon: one thread per runtime, holding no P,
+// that takes a P back from a thread stuck in a blocking call (Go's retake) and gives it to
+// another thread (the policy's handoff, Go's handoffp).
+//
+// Why a monitor. Under --handoff lazy a thread entering a blocking call keeps its P, marked
+// `in_call` (Go's entersyscall), so that a call that does not block costs two atomic operations
+// and no thread switch. Somebody must notice a call that does block, while the P's other tasks
+// wait: the monitor looks at every P once per round and retakes a P it found in the same call
+// (the same syscalltick) in two consecutive rounds.
+//
+// Its rounds, as Go's sysmon (runtime/proc.go, Go 1.19-1.22): it sleeps 20 µs between rounds
+// while rounds keep retaking Ps; after 50 rounds in a row that retook nothing it doubles its
+// sleep each round, up to 10 ms. Two departures, both because schedlab's monitor has one duty
+// where Go's has three (it also preempts long-running tasks and polls the network, so it must
+// keep looking while any P runs):
+//   - it sleeps deeply (without a timeout) when a round finds no P in a call once it has backed
+//     off to 10 ms, where Go sleeps deeply only when every P is idle; a thread entering a call
+//     wakes it, as Go's entersyscall_sysmon does;
+//   - woken so, it starts again at 20 µs, as Go does (Go resets its backoff "as a bet that since
+//     it had retaken a P from a syscall before, it may need to do it again shortly"), but holds
+//     to the bet only until a round finds no P in a call before it has retaken one: the calls
+//     that woke it ended unseen, and it backs off at once. Go's monitor is woken that way
+//     rarely; schedlab's at the start of nearly every repetition of a benchmark. A round costs
+//     ~10-15 µs of CPU on a VM (a timed sleep is two exits to the hypervisor: docs/platform.md),
+//     so fifty rounds per repetition of warm reads, whose calls take a few µs, would cost a few
+//     percent at 2 threads, where the monitor's CPU is taken from the workers. Calls that last
+//     are seen on trial all the same (they span rounds), and each retake grants Go's full 50
+//     rounds again.
+// The kernel decides how long a 20 µs sleep lasts: with Linux's default timer slack of 50 µs it
+// lasted 34-120 µs (fastest to average) on the project's loaded VM (docs/platform.md), as Go's
+// own usleep(20) does there; the monitor keeps that slack, as Go's does. sysmon_wakeups and
+// sysmon_cpu_ns in a run's CSV row show how many rounds it ran and what they cost.
+//
+// tick() is one round of duties, called after each sleep; a network poller's "poll if nobody
+// has for 10 ms" (Go's sysmon does it in the same loop) belongs there too.
+#pragma once
+
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace schedlab {
+
+struct Processor;  // processor.hpp
+
+// The monitor's timing, Go's values (runtime/proc.go sysmon and retake). A test may change them.
+struct SysmonTiming {
+  std::uint32_t first_sleep_us = 20;      // Go: "start with 20us sleep"
+  std::uint32_t max_sleep_us = 10'000;    // Go: "up to 10ms"
+  std::uint32_t idle_rounds = 50;         // Go: "start doubling the sleep after 1ms" (50 rounds of 20 µs)
+  // Go's retake leaves a P in its call while nothing is queued on it and some M spins or some P
+  // is idle (they would take any new work), but not longer than 10 ms.
+  std::uint64_t keep_while_others_look_ns = 10'000'000;
+};
+
+class SystemMonitor {
+ public:
+  // What the monitor needs from the policy that owns it.
+  class Host {
+   public:
+    // Some M is spinning or some P is idle (Go: nmspinning + npidle > 0). Any thread.
+    virtual bool someone_looking() const = 0;
+    // The monitor took `p` back from a thread in a call (its status is `held` now, and only
+    // the caller holds it): give it to another M or the idle list (Go's handoffp).
+    virtual void handoff_retaken(Processor& p) = 0;
+
+   protected:
+    ~Host() = default;
+  };
+
+  SystemMonitor(Host& host, const std::vector<std::unique_ptr<Processor>>& procs, SysmonTiming timing);
+  ~SystemMonitor();
+  SystemMonitor(const SystemMonitor&) = delete;
+  SystemMonitor& operator=(const SystemMonitor&) = delete;
+
+  // Starts the monitor's thread, in its deep sleep. Once.
+  void start();
+  // Stops and joins the thread; idempotent. No round runs after it returns.
+  void stop() noexcept;
+
+  // Executed by the thread that has just marked a P `in_call` with a seq_cst store: wakes the
+  // monitor if it sleeps deeply (Go's entersyscall_sysmon). With sleep_deeply(), a store-load
+  // pair on each side, both seq_cst (Go's atomic.Store of the P's status is an XCHG too): either
+  // the monitor sees the P in its call, or the caller sees the monitor asleep and wakes it. The
+  // XCHG costs ~20 cycles, next to a system call's hundreds.
+  void note_call_entered() noexcept {
+    if (state_.load(std::memory_order_seq_cst) == kDeepSleep) [[unlikely]] wake();
+  }
+
+  // Counters, read racily by any thread.
+  std::uint64_t retakes() const noexcept { return retakes_.load(std::memory_order_relaxed); }
+  std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+  // CPU time (user + system) the monitor's thread has used so far.
+  std::uint64_t cpu_ns() const;
+
+ private:
+  static constexpr std::uint32_t kTicking = 0, kDeepSleep = 1, kStopping = 2;
+  enum class Sleep { timed_out, woken, stopping };
+
+  // Executed by the monitor's thread only (as are the functions below).
+  void loop();
+  // One round of duties (Go's sysmon loop body after its sleep). Returns whether it took a P
+  // back (which resets the backoff); *in_call: Ps found in a call and left there.
+  bool tick(std::uint64_t now, unsigned* in_call);
+  // Go's retake, for Ps in blocking calls only (schedlab has no preemption): how many it took.
+  unsigned retake(std::uint64_t now, unsigned* in_call);
+  // Sleeps until the next round or a stop.
+  Sleep sleep_between_rounds(std::uint32_t us);
+  // Says it sleeps, and sleeps unless a P is in a call after all (timed_out then means "did not
+  // sleep"); woken: a thread entering a call woke it.
+  Sleep sleep_deeply();
+  void wake() noexcept;  // any thread
+
+  // What the monitor remembers of each P between rounds (Go's p.sysmontick); monitor only.
+  struct Seen {
+    std::uint32_t syscalltick = 0;
+    std::uint64_t since_ns = 0;  // when it first saw that call
+  };
+
+  Host& host_;
+  const std::vector<std::unique_ptr<Processor>>& procs_;
+  const SysmonTiming timing_;
+  std::vector<Seen> seen_;
+  // kTicking, kDeepSleep or kStopping; the monitor sleeps on it with a futex.
+  std::atomic<std::uint32_t> state_{kTicking};
+  std::atomic<std::uint64_t> retakes_{0};
+  std::atomic<std::uint64_t> wakeups_{0};
+  mutable std::mutex thread_mutex_;  // guards thread_'s life against cpu_ns()
+  std::thread thread_;
+  clockid_t cpu_clock_{};
+  // The thread's CPU time when it stopped: written by the thread as it leaves, read after the join.
+  std::uint64_t final_cpu_ns_ = 0;
+};
+
+}  // namespace schedlab
