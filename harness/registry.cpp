@@ -113,12 +113,23 @@ std::vector<ParamSpec> fiber_params() {
   return params;
 }
 
+// The fiber runtime's own schedulers (fair, central, steal-half): fiber_params and --netpoll.
+std::vector<ParamSpec> runtime_params() {
+  std::vector<ParamSpec> params = fiber_params();
+  params.push_back(choice("netpoll", kOnOff, RuntimeConfig{}.netpoll,
+                          "a task waiting for a socket parks on the runtime's epoll poller and its worker runs other "
+                          "tasks (steal-half: the workers poll, as Go's; fair, central: a poller thread); off: it waits "
+                          "in poll(2) inside blocking(), holding its thread (steal-half hands the processor on)"));
+  return params;
+}
+
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   RuntimeConfig c;
   c.threads = threads;
   c.stack.size = static_cast<std::size_t>(param_int(p, "stack-size"));
   c.stack.guard = chosen(p, "stack-guard", kOnOff);
   c.pin = chosen(p, "pin", kOnOff);
+  if (p.count("netpoll") != 0) c.netpoll = chosen(p, "netpoll", kOnOff);  // boost-fiber has no poller
   return c;
 }
 
@@ -126,7 +137,7 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
 static_assert(StealHalfConfig{}.max_threads >= kMaxThreads);
 
 SchedulerEntry fair_entry() {
-  SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", fiber_params(), {}};
+  SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", runtime_params(), {}};
   e.params.push_back(choice("local-order", kLocalOrders, FairConfig{}.order,
                             "which end of its own queue a processor runs first"));
   e.make = [](unsigned threads, const ParamValues& p) {
@@ -138,7 +149,7 @@ SchedulerEntry fair_entry() {
 }
 
 SchedulerEntry central_entry() {
-  SchedulerEntry e{"central", "one queue behind one mutex (FIFO; --order lifo: a stack), idle workers on a condition variable", fiber_params(), {}};
+  SchedulerEntry e{"central", "one queue behind one mutex (FIFO; --order lifo: a stack), idle workers on a condition variable", runtime_params(), {}};
   e.params.push_back(choice("order", kLocalOrders, CentralConfig{}.order,
                             "the queue's order: fifo (the seeds' central queue) or lifo (a stack, to separate order from centralisation)"));
   e.make = [](unsigned threads, const ParamValues& p) {
@@ -174,7 +185,7 @@ StealHalfConfig steal_half_config(unsigned threads, const ParamValues& p) {
 }
 
 SchedulerEntry steal_half_entry() {
-  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", fiber_params(), {}};
+  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, hand-off", runtime_params(), {}};
   const StealHalfConfig defaults;
   e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
                              LocalRunQueue::kMaxCapacity,

@@ -11,6 +11,8 @@
 //               wait() joins every thread on the list until it is empty (a group task that calls
 //               go() adds its successor before it finishes, so the list is never empty early);
 //   blocking    nothing: a thread that blocks in the kernel is what every task here already is;
+//   socket wait poll(2) on the task's own thread (Scheduler::io_wait's default): one thread per
+//               waiting connection, the design the network poller exists to avoid;
 //   the root    runs on a thread of its own; run_root joins it from the harness thread.
 //
 // --threads is NOT a limit on parallelism. Every task is a runnable kernel thread, and the
@@ -60,7 +62,8 @@
 // included), peak_live_tasks (exact: one shared atomic is noise next to a clone()), suspensions
 // (joins and waits that found their task or group unfinished and slept in pthread_join).
 // Structurally zero, measured as 0: the queue, steal and overflow counters (the backend has no
-// queues of its own), fiber_switches, spinning_ns, handoffs, stacks_allocated (no fiber stacks).
+// queues of its own), fiber_switches, spinning_ns, handoffs, stacks_allocated (no fiber stacks),
+// the netpoll counters (no poller: a task waiting for a socket blocks its thread in poll(2)).
 // Not measured: migrations, parks, unparks and idle_ns, which are the kernel's doing here and
 // not visible to the backend (perf stat -e cpu-migrations,context-switches sees them).
 // worker_tids() is empty: no thread lives longer than its task.
@@ -150,7 +153,8 @@ class OsThreadsScheduler final : public Scheduler {
     for (Counter k : {Counter::local_pushes, Counter::local_pops, Counter::steal_attempts,
                       Counter::steals, Counter::tasks_stolen, Counter::global_pushes,
                       Counter::global_pops, Counter::overflows, Counter::fiber_switches,
-                      Counter::spinning_ns, Counter::handoffs, Counter::stacks_allocated}) {
+                      Counter::spinning_ns, Counter::handoffs, Counter::stacks_allocated,
+                      Counter::netpoll_readied, Counter::netpoll_polls, Counter::netpoll_blocked_ns}) {
       c.set(k, 0);
     }
     c.set(Counter::tasks_spawned, spawned_.load(std::memory_order_relaxed));
