@@ -26,11 +26,14 @@
 //      --local-order=fifo is Go's).
 //   3. the global queue: a batch of size/GOMAXPROCS + 1, capped at half a local queue, so
 //      work spreads over the Ps instead of one P draining it.
-//   4. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
+//   4. the network poller, without blocking (netpoll(0)), if a task waits on a socket and no M
+//      is blocked in the poller already: the tasks it readies are work found here (below).
+//   5. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
 //      taking half (rounded up) of the first non-empty victim's queue. Half, because after one
 //      steal thief and victim hold about the same, so neither needs to steal again soon. The
 //      thief runs one stolen task at once and queues the rest (run_queue.hpp steal_from).
-//   5. nothing anywhere: give P back to the idle list, recheck, park the M.
+//   6. nothing anywhere: give P back to the idle list, recheck, park the M; or, if a task waits
+//      on a socket and no M is blocked in the poller, block in the poller instead (below).
 //
 // Spinning: why idle threads neither burn the CPU nor miss work
 //
@@ -80,6 +83,27 @@
 //   justify a monitor thread. Cost: one hand-over per call even when the call would have been
 //   fast; gain: a P never sits idle for 20 µs behind a blocked thread.
 //
+// The network poller (runtime/poller.hpp; Go's netpoll in findRunnable, stopm and sysmon)
+//
+//   A task waiting for a socket (api.hpp: Socket) parks on the runtime's epoll poller and holds
+//   no thread: its M looks for other work at once. Three places poll, as in Go:
+//   - an M holding P that found nothing in its queues or the global queue polls without
+//     blocking before it steals (step 4), and runs the first task it readied; the others go to
+//     P's local queue, where thieves see them, with a wake-up as after any push (injectglist);
+//   - an M with nothing to do (step 6), when a task waits on a socket and no other M is in
+//     the poller, blocks in epoll_wait instead of parking (poller_m_; lastpoll_ is 0 meanwhile,
+//     which is how the others know to skip their non-blocking poll). A ready socket returns it:
+//     it takes an idle P if one is free and runs the readied tasks, else queues them globally
+//     and goes back to the poller. It is an idle M all the while (idle_ns, parks);
+//   - Go's sysmon also polls when nobody has for 10 ms; steal-half has no monitor yet, so a P
+//     busy with tasks that never wait delays an edge until it looks for work.
+//   New work while the only idle M is blocked in the poller: startm hands it the P and breaks
+//   its epoll_wait (Poller::wake, an eventfd: Go's netpollBreak). Go starts a new M instead and
+//   leaves the poller's M blocked; we wake the one we have, so that waiting on sockets costs no
+//   thread at all: the Ms are at most the Ps plus the one in the poller, however many tasks
+//   wait (tests: StealHalfNetpoll). --netpoll off: the same waits are poll(2) inside blocking(),
+//   so each waiting task holds an M and its P is handed on: a thread per waiting connection.
+//
 // Deviations from Go, each for a stated reason
 //   - The local queue is one 64-bit word for head, tail and a version (run_queue.hpp), because
 //     the owner pops at the tail while thieves take batches at the head.
@@ -94,7 +118,7 @@
 //     so the owner (likely about to run it) gets there first; that costs the owner an atomic
 //     exchange on every pop of runnext. Ours is a plain pointer: the newest task of each P is
 //     hidden from thieves, every older one is not. --runnext=off gives the plain queue.
-//   - No network poller, no timers, no GC, no preemption: schedlab has none of them. Without
+//   - No timers, no GC, no preemption: schedlab has none of them. Without
 //     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
 //     running before the older tasks of the same P; thieves are what get the rest run. The
 //     1-in-61 global check counts schedule ticks, and, as in Go, a task taken from runnext
@@ -261,7 +285,11 @@ class StealHalfPolicy final : public Policy {
     stopping_.store(true, std::memory_order_seq_cst);
     std::lock_guard lock(sched_mutex_);
     for (Worker* m : idle_ms_) m->parker.unpark();
+    if (poller_m_ != nullptr) runtime_->poller()->wake();
   }
+
+  // The workers poll the runtime's poller themselves (see "The network poller" above).
+  NetpollMode netpoll_mode() const override { return NetpollMode::integrated; }
 
   void blocking_begin(Worker& w) override {
     if (!config_.handoff) return;
@@ -329,6 +357,10 @@ class StealHalfPolicy final : public Policy {
       out.append(m == idle_ms_.front() ? "" : " ").append(name("M", m->index()));
     }
     out += "]";
+    if (const Poller* poller = runtime_->poller()) {
+      out.append(", tasks parked on sockets ").append(std::to_string(poller->waiters()));
+      out.append(", M in the poller ").append(poller_m_ != nullptr ? name("M", poller_m_->index()) : std::string("none"));
+    }
     const unsigned nms = runtime_->worker_count();
     for (const auto& p : procs_) {
       std::string where = p->idle.load() ? "idle" : "off the idle list, not yet handed to an M";
@@ -480,9 +512,15 @@ class StealHalfPolicy final : public Policy {
   void startm(Processor& p, bool spinning, Worker* from) {
     for (;;) {
       Worker* m = nullptr;
+      bool in_poller = false;
       {
         std::lock_guard lock(sched_mutex_);
         m = mget_locked();
+        if (m == nullptr && poller_m_ != nullptr && state(*poller_m_).next_p == nullptr) {
+          // No parked M, but one blocked in the poller: it takes p (Go would start a thread).
+          m = poller_m_;
+          in_poller = true;
+        }
         if (m != nullptr) {
           MState& ms = state(*m);
           ms.next_p = &p;
@@ -491,7 +529,11 @@ class StealHalfPolicy final : public Policy {
       }
       if (m != nullptr) {
         runtime_->note_unpark(from);
-        m->parker.unpark();
+        if (in_poller) {
+          runtime_->poller()->wake();
+        } else {
+          m->parker.unpark();
+        }
         return;
       }
       // Every M is busy or blocked in a call: start one more. It lists itself idle, and the
@@ -560,6 +602,7 @@ class StealHalfPolicy final : public Policy {
       std::lock_guard lock(sched_mutex_);
       if (Task* t = global_get_locked(w, p, 0)) return t;
     }
+    if (Task* t = poll_network(w, p)) return t;
     if (!config_.spinning) {
       // One look at the other Ps, not counted as spinning, then park (spinning off).
       if (Task* t = steal_work(w, p, 1)) return t;
@@ -692,6 +735,7 @@ class StealHalfPolicy final : public Policy {
     MState& ms = state(w);
     SCHEDLAB_ASSERT(ms.p == nullptr, "an M parks only without a P");
     for (;;) {
+      bool poll = false;
       {
         std::lock_guard lock(sched_mutex_);
         if (ms.next_p != nullptr) {
@@ -714,11 +758,91 @@ class StealHalfPolicy final : public Policy {
           ms.spinning = false;
           return true;
         }
-        if (!ms.listed_idle) mput_locked(w);
+        poll = wants_poller_locked();
+        if (poll) {
+          // Go's findRunnable: block in netpoll instead of stopm, if nobody else does.
+          if (ms.listed_idle) m_unlist_locked(w);
+          poller_m_ = &w;
+          lastpoll_.store(0, std::memory_order_seq_cst);
+        } else if (!ms.listed_idle) {
+          mput_locked(w);
+        }
       }
-      w.park();
+      if (!poll) {
+        w.park();
+      } else if (block_in_poller(w)) {
+        return true;
+      }
     }
   }
+
+  // ---- the network poller (see "The network poller" above) --------------------------------
+
+  // A task waits on a socket and no M is blocked in the poller. Sched lock held.
+  bool wants_poller_locked() const {
+    const Poller* poller = runtime_->poller();
+    return poller != nullptr && poller_m_ == nullptr && poller->waiters() > 0;
+  }
+
+  // Executed by w, holding p, with nothing in p's queues or the global queue. Go's netpoll(0)
+  // in findRunnable, "only an optimization before we resort to stealing": skipped when nobody
+  // waits on a socket or an M is blocked in the poller (it sees the edges itself).
+  Task* poll_network(Worker& w, Processor& p) {
+    Poller* poller = runtime_->poller();
+    if (poller == nullptr || poller->waiters() == 0 || lastpoll_.load(std::memory_order_relaxed) == 0) {
+      return nullptr;
+    }
+    TaskList ready = poller->poll(0);
+    Task* first = ready.pop_front();
+    if (first != nullptr) inject(&w, &p, ready);
+    return first;
+  }
+
+  // Executed by w, holding no P, as the one M blocked in the poller (poller_m_ is w). Go's
+  // findRunnable from "Poll network until next timer": block until a socket is ready or startm
+  // hands w a P (and breaks the poll), then take that P, or an idle one if the poll readied
+  // tasks. Returns true holding a P; false without one, the readied tasks queued globally.
+  bool block_in_poller(Worker& w) {
+    MState& ms = state(w);
+    w.idle_begin();
+    TaskList ready = runtime_->poller()->poll(-1);
+    w.idle_end();
+    Processor* p = nullptr;
+    {
+      std::lock_guard lock(sched_mutex_);
+      SCHEDLAB_ASSERT(poller_m_ == &w, "the M leaving the poller is the one that blocked in it");
+      poller_m_ = nullptr;
+      lastpoll_.store(now_ns(), std::memory_order_seq_cst);
+      if (ms.next_p != nullptr) {
+        p = std::exchange(ms.next_p, nullptr);
+        ms.spinning = ms.next_spinning;  // counted in nmspinning by the wakep that chose us
+        if (ms.spinning) ms.spin_start = now_ns();
+      } else if (!ready.empty()) {
+        p = pidleget_locked();
+        ms.spinning = false;
+      }
+      if (p != nullptr) acquire(w, *p);
+    }
+    inject(&w, p, ready);
+    return p != nullptr;
+  }
+
+  // Go's injectglist: tasks the poller readied. Holding p (from holds it): into p's queue,
+  // where the caller's next look and the thieves find them; without a P: the global queue. Then
+  // a wake-up, as after any push a thief can see.
+  void inject(Worker* from, Processor* p, TaskList& ready) {
+    if (ready.empty()) return;
+    while (Task* t = ready.pop_front()) {
+      if (p != nullptr) {
+        from->stats.add(Counter::local_pushes);
+        push_runq(*from, *p, *t);
+      } else {
+        push_global(*t, from);
+      }
+    }
+    wake_if_needed(from);
+  }
+
 
   // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
 
@@ -794,6 +918,11 @@ class StealHalfPolicy final : public Policy {
   // under the sched lock; read without it only as a hint (wake_if_needed).
   std::atomic<bool> need_spinning_{false};
   std::atomic<bool> stopping_{false};
+  // The network poller (see the design notes). Go's sched.lastpoll: 0 while an M is blocked in
+  // the poller, else when one last left it (or sysmon last polled); set under the sched lock,
+  // read without it as Go reads it.
+  std::atomic<std::uint64_t> lastpoll_{now_ns()};
+  Worker* poller_m_ = nullptr;  // the M blocked in the poller; guarded by sched_mutex_
   std::atomic<std::uint64_t> external_pushes_{0};
 };
 

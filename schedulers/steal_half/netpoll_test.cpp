@@ -1,0 +1,191 @@
+// steal-half and the network poller: the M with nothing to do blocks in epoll instead of
+// parking, a new task wakes it there (no lost wake-up, no new thread), and tasks waiting on
+// sockets hold no thread.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api.hpp"
+#include "steal_half.hpp"
+
+namespace schedlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The system call thread `tid` of this process is blocked in, -1 if it is running.
+long blocked_in(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  std::string first;
+  if (!(in >> first) || first == "running") return -1;
+  return std::stol(first);
+}
+
+// A worker of s is asleep in epoll_wait: the M blocked in the poller.
+bool some_worker_in_epoll(const Scheduler& s) {
+  for (pid_t tid : s.worker_tids()) {
+    const long call = blocked_in(tid);
+    if (call == SYS_epoll_wait || call == SYS_epoll_pwait) return true;
+  }
+  return false;
+}
+
+const Poller* poller_of(const Scheduler& s) { return dynamic_cast<const FiberRuntime&>(s).poller(); }
+
+// Spins (never yields the worker: no task switch) until `done`, at most 10 s.
+template <class Done>
+bool spin_until(Done done) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+  }
+  return true;
+}
+
+struct Pair {
+  int fd[2] = {-1, -1};
+  Pair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd), 0); }
+  ~Pair() {
+    for (int f : fd) {
+      if (f >= 0) ::close(f);
+    }
+  }
+};
+
+std::unique_ptr<Scheduler> two_ps() {
+  RuntimeConfig rc;
+  rc.threads = 2;
+  StealHalfConfig c;
+  c.max_threads = 16;
+  return make_steal_half(rc, c);
+}
+
+// Two Ps. A reader parks on a socket; its M finds nothing else and blocks in the poller (the
+// only M with nothing to do). The other M runs a task that never yields and spawns two more:
+// the second's push wakes an M for the idle P, and the only idle M is the one in epoll_wait.
+// If that wake-up were lost, the spawned tasks would sit in a queue while their spawner spins
+// (it never gives its P up): the spinner's deadline fails the test instead of a hang.
+TEST(StealHalfNetpoll, ATaskSpawnedWhileTheIdleMIsInThePollerIsRun) {
+  auto s = two_ps();
+  for (int rep = 0; rep < 5; ++rep) {
+    SCOPED_TRACE("rep " + std::to_string(rep));
+    Pair pair;
+    std::atomic<bool> in_poller{false}, ran{false};
+    IoResult got;
+    s->run([&] {
+      WaitGroup wg;
+      wg.go([&] {
+        Socket in(std::exchange(pair.fd[0], -1));
+        char c;
+        got = Tasks::read_full(in, &c, 1);
+      });
+      wg.go([&] {
+        in_poller = spin_until([&] {
+          const Poller* p = poller_of(*s);
+          return p != nullptr && p->waiters() == 1 && some_worker_in_epoll(*s);
+        });
+        WaitGroup spawned;
+        spawned.go([&] { ran = true; });
+        spawned.go([&] { ran = true; });  // displaces the first into the queue: a wake-up
+        EXPECT_TRUE(spin_until([&] { return ran.load(); })) << "a task spawned while the idle M was in the poller never ran";
+        EXPECT_EQ(::write(pair.fd[1], "x", 1), 1);
+        spawned.wait();
+      });
+      wg.wait();
+    });
+    EXPECT_TRUE(in_poller.load()) << "no M blocked in the poller while the reader waited";
+    EXPECT_EQ(got.bytes, 1u);
+  }
+  // The M in the poller took the idle P: no thread was started for it.
+  EXPECT_EQ(s->counters()[Counter::threads_created], 2u);
+}
+
+// Many tasks wait on sockets at once; at one P no thread is added (the M in the poller is the
+// only one), at two at most one beyond the Ps.
+TEST(StealHalfNetpoll, WaitingTasksHoldNoThread) {
+  for (unsigned ps : {1u, 2u}) {
+    SCOPED_TRACE(std::to_string(ps) + " Ps");
+    RuntimeConfig rc;
+    rc.threads = ps;
+    StealHalfConfig c;
+    c.max_threads = 64;
+    auto s = make_steal_half(rc, c);
+    constexpr int kReaders = 40;
+    std::vector<Pair> pairs(kReaders);
+    std::atomic<int> done{0};
+    std::atomic<bool> all_parked{false};
+    s->run([&] {
+      WaitGroup wg;
+      // Spawned first, so that under the owner's LIFO order it runs after the readers at one P;
+      // at two it may be stolen early and waits for them on the other P.
+      wg.go([&] {
+        all_parked = spin_until([&] { return poller_of(*s) != nullptr && poller_of(*s)->waiters() == kReaders; });
+        for (int i = 0; i < kReaders; ++i) EXPECT_EQ(::write(pairs[i].fd[1], "y", 1), 1);
+      });
+      for (int i = 0; i < kReaders; ++i) {
+        wg.go([&, i] {
+          Socket in(std::exchange(pairs[i].fd[0], -1));
+          char ch;
+          if (Tasks::read_full(in, &ch, 1).bytes == 1) done.fetch_add(1);
+        });
+      }
+      wg.wait();
+    });
+    EXPECT_TRUE(all_parked.load());
+    EXPECT_EQ(done.load(), kReaders);
+    const CounterSet k = s->counters();
+    EXPECT_LE(k[Counter::threads_created], ps + 1) << "a waiting task must not hold a thread";
+    EXPECT_EQ(k[Counter::handoffs], 0u);
+  }
+}
+
+// --netpoll off: the same waits go through blocking() and the hand-off, so every reader that
+// waits holds a thread while its P moves on.
+TEST(StealHalfNetpoll, NetpollOffHandsThePOn) {
+  RuntimeConfig rc;
+  rc.threads = 1;
+  rc.netpoll = false;
+  StealHalfConfig c;
+  c.max_threads = 64;
+  auto s = make_steal_half(rc, c);
+  constexpr int kReaders = 8;
+  std::vector<Pair> pairs(kReaders);
+  std::atomic<int> done{0};
+  s->run([&] {
+    WaitGroup wg;
+    // Spawned first: under the owner's LIFO order it runs after every reader waits.
+    wg.go([&] {
+      // Every reader is in poll(2) before the first byte: each holds a thread of its own.
+      EXPECT_TRUE(spin_until([&] {
+        int waiting = 0;
+        for (pid_t tid : s->worker_tids()) waiting += blocked_in(tid) == SYS_poll ? 1 : 0;
+        return waiting == kReaders;
+      }));
+      for (int i = 0; i < kReaders; ++i) EXPECT_EQ(::write(pairs[i].fd[1], "y", 1), 1);
+    });
+    for (int i = 0; i < kReaders; ++i) {
+      wg.go([&, i] {
+        Socket in(std::exchange(pairs[i].fd[0], -1));
+        char ch;
+        if (Tasks::read_full(in, &ch, 1).bytes == 1) done.fetch_add(1);
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(done.load(), kReaders);
+  const CounterSet k = s->counters();
+  EXPECT_GE(k[Counter::threads_created], 1u + kReaders);
+  EXPECT_EQ(k[Counter::netpoll_readied], 0u);
+  EXPECT_EQ(poller_of(*s), nullptr) << "no poller is made when it is off";
+}
+
+}  // namespace
+}  // namespace schedlab
