@@ -95,8 +95,11 @@
 //     which is how the others know to skip their non-blocking poll). A ready socket returns it:
 //     it takes an idle P if one is free and runs the readied tasks, else queues them globally
 //     and goes back to the poller. It is an idle M all the while (idle_ns, parks);
-//   - Go's sysmon also polls when nobody has for 10 ms; steal-half has no monitor yet, so a P
-//     busy with tasks that never wait delays an edge until it looks for work.
+//   - the system monitor polls when nobody has blocked in the poller for 10 ms
+//     (sysmon_netpoll), so that a ready socket is seen while every P runs tasks that never wait.
+//     steal-half gets its monitor with the system-call work (sysmon.cpp): until then the two
+//     places above are all, and a P busy with tasks that never wait delays an edge until it
+//     looks for work.
 //   New work while the only idle M is blocked in the poller: startm hands it the P and breaks
 //   its epoll_wait (Poller::wake, an eventfd: Go's netpollBreak). Go starts a new M instead and
 //   leaves the poller's M blocked; we wake the one we have, so that waiting on sockets costs no
@@ -155,6 +158,9 @@ namespace schedlab {
 namespace {
 
 constexpr int kStealPasses = 4;  // Go: stealTries = 4
+// Go's sysmon polls the network when nobody has blocked in the poller for this long ("poll
+// network if not polled for more than 10ms", proc.go).
+constexpr std::uint64_t kSysmonNetpollNs = 10'000'000;
 
 // The spinning protocol's store-load barrier, issued by a spinner that gives up (see the
 // spinning notes above): membarrier(2) runs a full memory barrier on every running thread of
@@ -843,6 +849,26 @@ class StealHalfPolicy final : public Policy {
     wake_if_needed(from);
   }
 
+ public:
+  // ---- TO WIRE: the system monitor's network poll -----------------------------------------
+  // Go's sysmon, each round: "poll network if not polled for more than 10ms" (proc.go): when
+  // no M has blocked in the poller for kSysmonNetpollNs, one non-blocking poll, its tasks to
+  // the global queue. Executed by the monitor's thread (no worker, no P), `now` from now_ns().
+  // steal-half has no monitor on this branch: the system monitor (sysmon.cpp, branch
+  // i20-syscalls) calls this from its round (SystemMonitor::tick) once both are merged. Until
+  // then a socket's edge waits for the next worker that looks for work (which polls) or for an
+  // M to block in the poller; a P kept busy by tasks that never wait delays it, as Go without
+  // sysmon would.
+  void sysmon_netpoll(std::uint64_t now) {
+    Poller* poller = runtime_->poller();
+    std::uint64_t last = lastpoll_.load(std::memory_order_seq_cst);
+    if (poller == nullptr || last == 0 || now < last + kSysmonNetpollNs) return;
+    if (!lastpoll_.compare_exchange_strong(last, now, std::memory_order_seq_cst)) return;
+    TaskList ready = poller->poll(0);
+    inject(nullptr, nullptr, ready);
+  }
+
+ private:
 
   // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
 
