@@ -29,8 +29,4 @@ inline unsigned char netmix_request_byte(std::uint64_t c, std::uint64_t r, std::
   return static_cast<unsigned char>((c * 131 + r * 31 + j * 7) % 251);
 }
 
-// The tzcnt/runtime-benchmarks io_socket_st shape (README, presets): 20 connections, 100,000
-// requests in all (5,000 each), a 58-byte request, no work between requests, no server delay.
-inline constexpr NetmixParams kIoSocketSt{20, 5000, 0, 0, 58, 0};
-
 }  // namespace schedlab
