@@ -131,6 +131,26 @@ TEST(Workloads, IomixMissingFileIsAClearError) {
   EXPECT_FALSE(std::filesystem::exists(dir)) << "cleanup left " << dir;
 }
 
+// /proc passes access(W_OK) for root, yet nothing can be created there: refused when the
+// workload is made, before any CSV is opened; a usable directory keeps nothing of the check.
+TEST(Workloads, IomixRefusesADirectoryNothingCanBeCreatedIn) {
+  IomixParams p;
+  p.dir = "/proc";
+  try {
+    make_iomix(p);
+    FAIL() << "--io-dir /proc was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--io-dir /proc is not writable"), std::string::npos) << e.what();
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "schedlab-iomix-probe-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  p.dir = dir.string();
+  EXPECT_NO_THROW(make_iomix(p));
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the writable check left something in " << dir;
+  std::filesystem::remove_all(dir);
+}
+
 // round_robin_ratio by hand. one-long, 200 tasks of 1000: task 0 runs 100,000, the rest 1000
 // (W = 299,000). On 2 processors the static split puts task 0 and 99 short ones on processor
 // 0 (199,000) and the best is W/2 = 149,500: 199,000 / 149,500. On 4: 100,000 + 49,000 =

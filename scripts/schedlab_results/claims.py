@@ -384,6 +384,22 @@ def combine(verdicts):
     return HELD
 
 
+def deciding(pr):
+    """The configuration whose result decided the part's verdict (combine's rule), or None when
+    the part was not measured. Not held or inconclusive: the first configuration with that
+    verdict (one such is enough). Held: every configuration had to hold, so the one that held
+    by the least: the lowest interval for "greater" and "noninferior" (the same threshold for
+    all of a part's configurations), the one reaching furthest from 0 for "equivalent"."""
+    mine = [r for r in pr.configs if r.verdict == pr.verdict]
+    if pr.verdict == NOT_MEASURED or not mine:
+        return None
+    if pr.verdict != HELD:
+        return mine[0]
+    if pr.part.expect == "equivalent":
+        return max(mine, key=lambda r: max(-r.low, r.high))
+    return min(mine, key=lambda r: r.low)
+
+
 @dataclass
 class NoiseFloor:
     """The A/A control's log time ratio (estimate and interval over `blocks` blocks), or why it

@@ -23,9 +23,9 @@ def main():
         raise UserError(args.out, f"cannot create the output directory ({e.strerror})",
                         "choose another --out") from None
     table = claims.evaluate(results)
-    sections = plots.draw_all(results, args.out, table)
-    path = report.write(results, sections, table, args.out)
-    figures = sum(len(s.files) for s in sections) // 3
+    sections, claim_figures = plots.draw_all(results, args.out, table)
+    path = report.write(results, sections, claim_figures, table, args.out)
+    figures = sum(len(s.files) for s in sections + list(claim_figures)) // 3
     print(f"{PROG}: {figures} figures in {args.out}")
     print(f"report: {path}")
 

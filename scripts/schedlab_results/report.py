@@ -1,5 +1,6 @@
-"""report.md / report.html: the runs, the machine, the counters, the figures, the claims table
-and the medians of every case."""
+"""report.md / report.html: the claims (one line per part first, then every configuration), the
+figures, the runs, the machine, the counters and the medians of every case. One function per
+section (its blocks), put in order by write()."""
 import datetime
 import math
 import os
@@ -85,8 +86,89 @@ def counters_blocks(results):
     return blocks
 
 
-def claims_blocks(table):
-    method = doc.Paragraph(
+def claims_blocks(table, figures):
+    """The Claims section, the answer first: one line per part, the noise floor and how to read
+    the forest plot, beside that plot, on one screen; then the per-configuration rows and what
+    was left out (collapsed in HTML); then how to read it all. `figures`: plots.ClaimFigures."""
+    # The forest plot on the right; its caption (or why it was skipped) under the summary,
+    # where the first screen has room.
+    plot = [b for b in figures.by_part.blocks if isinstance(b, doc.Figure)]
+    notes = [b for b in figures.by_part.blocks if not isinstance(b, doc.Figure)]
+    summary = [claims_summary_table(table), doc.Paragraph(noise_text(table.noise))] + notes
+    return ([doc.Beside([summary, plot])] +
+            claims_detail_blocks(table, figures.by_configuration) + [claims_method()])
+
+
+def claims_summary_table(table):
+    """One line per part, numbered as the forest plot's rows: its verdict (with how many of its
+    configurations had it, where it has several), and the effect and interval of the
+    configuration that decided it (claims.deciding; bold in the rows per configuration), or why
+    there is none. Narrow enough to sit beside the forest plot at 1366 pixels."""
+    rows, last_claim = [], None
+    for i, pr in enumerate(table.parts, 1):
+        source = claims.judged_on(pr)
+        verdict = f"**{pr.verdict} ({source})**" if source else f"**{pr.verdict}**"
+        measured = [c for c in pr.configs if c.verdict != claims.NOT_MEASURED]
+        if len(measured) > 1:
+            verdict += f" ({sum(c.verdict == pr.verdict for c in measured)} of {len(measured)})"
+        r = claims.deciding(pr)
+        effect = f"n/a: {unmeasured_reason(pr)}" if r is None else \
+            claims.format_effect(pr.part, r.estimate, r.low, r.high)
+        rows.append([str(i), pr.part.claim if pr.part.claim != last_claim else "", pr.part.name,
+                     verdict, effect])
+        last_claim = pr.part.claim
+    return doc.Table(["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]"],
+                     rows, compact=True)
+
+
+def unmeasured_reason(pr):
+    """Why a part has no verdict, in a few words."""
+    if any(c.flagged for c in pr.configs):
+        return "flagged blocks only"
+    if pr.configs:
+        return "no measured value"
+    return "all left out" if pr.left_out else "no matching rows"
+
+
+def _threads(r):
+    return f"{r.threads} thread{'s' if r.threads != '1' else ''}"
+
+
+def claims_detail_blocks(table, forest):
+    """Every configuration's result, the parts' full claims and comparisons, the
+    per-configuration forest plot and what each part left out, under one collapsed heading."""
+    texts = {c["id"]: c["text"] for c in table.claims}
+    rows, last_claim = [], None
+    for pr in table.parts:
+        part = pr.part
+        # One row per configuration; the claim and the part on the part's first.
+        first = [texts.get(part.claim, part.claim) if part.claim != last_claim else "",
+                 part.name, claims.compared(part)]
+        last_claim = part.claim
+        decided = claims.deciding(pr)
+        for i, r in enumerate(pr.configs or [None]):
+            head = first if i == 0 else [""] * len(first)
+            if r is None:
+                rows.append(head + ["no matching rows", "n/a", "n/a", ""])
+                continue
+            left = f", {r.flagged} flagged left out" if r.flagged else ""
+            config = f"{r.config}, {_threads(r)} ({r.n} blocks{left})"
+            # Bold: the configuration whose effect the summary shows.
+            verdict = f"**{r.verdict}**" if r is decided else r.verdict
+            rows.append(head + [config, claims.format_effect(part, r.estimate, r.low, r.high),
+                                claims.format_p(r.p_holm), verdict])
+    left_out = [f"{pr.part.name}: {why}" for pr in table.parts for why in pr.left_out]
+    blocks = [doc.Table(["Claim", "Part", "Compared", "Configuration", "Effect [95% interval]",
+                         "p (Holm)", "Verdict"], rows)]
+    blocks += forest.blocks
+    blocks += [doc.Paragraph("Left out, by part:"), doc.Bullets(left_out)] if left_out else \
+        [doc.Paragraph("Left out: no configuration of any part.")]
+    return [doc.Details(3, "Per configuration: every part's effects, p values and what was left "
+                           "out", blocks)]
+
+
+def claims_method():
+    return doc.Paragraph(
         "How to read it: each part compares two variants block by block: a block is one "
         "repetition of one workload configuration, in which every variant ran back to back in a "
         "shuffled order. "
@@ -94,38 +176,16 @@ def claims_blocks(table):
         "for times and counts, a difference for shares, a level for one variant); p: Wilcoxon "
         "signed-rank, Holm-corrected over the whole table. Held: the interval clears the "
         "smallest effect that counts (and, for times, the noise floor) with p < 0.05; not held: "
-        "the interval excludes that effect; inconclusive: neither. The criteria, each with its "
+        "the interval excludes that effect; inconclusive: neither. A part with several "
+        "configurations is held only if held in each and not held if not held in any; the "
+        "summary shows the effect of the configuration that decided it (the first not held or "
+        "inconclusive; for a held part, the one that held by the least), whose verdict is bold "
+        "in the rows per configuration. The criteria, each with its "
         "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
         "oversubscribed thread counts, blocks with a flagged repetition, and, for a part with "
         "a `room`, configurations whose own inputs allow less than twice the smallest effect "
         "that counts (the fair-split parts: `round_robin_ratio`). Rows run under "
         "Valgrind's simulator count only for the cache part, which names its source.")
-    blocks = [doc.Paragraph(noise_text(table.noise))]
-    rows = []
-    texts = {c["id"]: c["text"] for c in table.claims}
-    last_claim = None
-    for pr in table.parts:
-        part = pr.part
-        source = claims.judged_on(pr)
-        verdict = f"{pr.verdict} ({source})" if source else pr.verdict
-        # One row per configuration; the claim, the part and its verdict on the part's first.
-        first = [texts.get(part.claim, part.claim) if part.claim != last_claim else "",
-                 part.name, f"**{verdict}**", claims.compared(part)]
-        last_claim = part.claim
-        left_out = "; ".join(pr.left_out) or "none"
-        for i, r in enumerate(pr.configs or [None]):
-            head, tail = (first, left_out) if i == 0 else ([""] * 4, "")
-            if r is None:
-                rows.append(head + ["no matching rows", "n/a", "n/a", "", tail])
-                continue
-            left = f", {r.flagged} flagged left out" if r.flagged else ""
-            config = f"{r.config}, {r.threads} thread{'s' if r.threads != '1' else ''} ({r.n} blocks{left})"
-            rows.append(head + [config, claims.format_effect(part, r.estimate, r.low, r.high),
-                                claims.format_p(r.p_holm), r.verdict, tail])
-    blocks.append(doc.Table(["Claim", "Part", "Part verdict", "Compared", "Configuration",
-                             "Effect [95% interval]", "p (Holm)", "Verdict", "Left out"], rows))
-    blocks.append(method)  # after the table: the verdicts are what a reader came for
-    return blocks
 
 
 def noise_text(noise):
@@ -227,15 +287,17 @@ def medians_blocks(results):
                        "Warning"], table)]
 
 
-def write(results, sections, table, out_dir):
-    """The report opens with what people come for, the claims, then the figures, then what the
-    numbers rest on: the runs, the machine, the counters, the per-case medians."""
+def write(results, sections, claim_figures, table, out_dir):
+    """The report opens with what people come for, the claims (their summary and forest plot
+    first), then the figures, then what the numbers rest on: the runs, the machine, the
+    counters, the per-case medians."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [doc.Heading(1, "schedlab results report"),
               doc.Paragraph(f"Generated by scripts/plot at {now} from {len(results.files)} CSV "
                             f"file(s), {len(results.rows)} rows. Sections: Claims, Figures, Runs, "
                             "Machine, Counters, Medians per case.")]
-    blocks += [doc.Heading(2, "Claims")] + busy_machine_warning(results) + claims_blocks(table) + \
+    blocks += [doc.Heading(2, "Claims")] + busy_machine_warning(results) + \
+        claims_blocks(table, claim_figures) + \
         flagged_blocks(results)
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:

@@ -153,6 +153,9 @@ elif [ "$(id -u)" != 0 ]; then
 else
   skip "R9 read-only --io-dir: root may write anywhere and cannot mount a read-only tmpfs here"
 fi
+# /proc passes access(W_OK) for root, yet no file can be created there; refused for anyone.
+expect_refused "R9 --io-dir /proc" 2 "--io-dir /proc is not writable \(cannot create a directory in it: " -- \
+  run --scheduler fair --workload iomix --io-dir /proc --reps 1 --warmup 0 --out R9.csv
 expect_refused "R12 --presets-file DIR" 2 "presets file $WORK is a directory" -- \
   --presets-file "$WORK" run --preset quick --out R12.csv
 expect_refused "R12 schedlab runn" 2 "unknown command 'runn'.*run" -- runn --scheduler fair
@@ -163,7 +166,7 @@ chmod +x "$WORK/low-nofile"
 SCHEDLAB="$WORK/low-nofile" expect_refused "R15 ulimit -n 64, netmix --conns 100" 2 \
   "--conns 100 needs about [0-9]+ open files.*ulimit -n is 64.*raise it \(ulimit -n [0-9]+\) or use fewer --conns" -- \
   run --scheduler steal-half --workload netmix --conns 100 --reps 1 --warmup 0 --out R15.csv
-for f in R7.csv R9.csv R12.csv R15.csv results; do [ -e "$f" ] && fail "R7-R15: a refused run created $f"; done
+for f in R7.csv R9.csv R9.meta.json R12.csv R15.csv results; do [ -e "$f" ] && fail "R7-R15: a refused run created $f"; done
 err="$("$SCHEDLAB" run --scheduler serial "${fib[@]}" "${one[@]}" --n 5 --threads 2 --out R12s.csv 2>&1 >/dev/null)" ||
   fail "R12 serial --threads 2 failed: $err"
 if [ "$(printf '%s\n' "$err" | grep -c 'serial runs on one thread')" = 1 ] &&

@@ -276,6 +276,65 @@ class NoiseFloor(unittest.TestCase):
         self.assertEqual(report.busy_machine_warning(Results(frame, [SIDECAR], [])), [])
 
 
+class Summary(unittest.TestCase):
+    """The report's one line per part: the verdict, and the configuration that decided it."""
+
+    def part(self):
+        return next(p for p in claims.load_criteria().parts if p.name == "steal-half faster")
+
+    def table(self, *configs, noisy=0):
+        """Judges `part` on one synthetic configuration per (skew, effect, jitter); every
+        repetition flagged where `noisy`."""
+        part, rows = self.part(), []
+        for skew, effect, jitter in configs:
+            synthetic = Synthetic(part).build(effect, jitter)
+            for row in synthetic.rows:
+                row["workload_params"] = f"skew={skew}"
+            rows += synthetic.rows
+        combined = Synthetic(part)
+        combined.rows = rows
+        criteria = claims.Criteria({"a": claims.Selector("steal-half", (("replica", "a"),)),
+                                    "b": claims.Selector("steal-half", (("replica", "b"),)),
+                                    "workloads": ["loops"], "threads": "all", "metric": "time"},
+                                   [{"id": part.claim, "text": "", "seed": ""}], [part])
+        results = combined.results()
+        results.rows["noisy"] = noisy
+        return claims.evaluate(results, criteria)
+
+    def line(self, table):
+        (line,) = report.claims_summary_table(table).rows
+        return line
+
+    def test_one_configuration_not_held_decides_not_held(self):
+        table = self.table(("heavy-tail", 3.0, 0.01), ("one-long", 1.0, 0.01))
+        (pr,) = table.parts
+        self.assertEqual([r.verdict for r in pr.configs], [claims.HELD, claims.NOT_HELD])
+        self.assertIs(claims.deciding(pr), pr.configs[1])
+        number, claim, name, verdict, effect = self.line(table)
+        self.assertEqual((number, claim, name), ("1", "fair-idle", "steal-half faster"))
+        self.assertEqual(verdict, "**not held** (1 of 2)")
+        self.assertAlmostEqual(float(effect.split("×")[0]), 1.0, delta=0.02)  # one-long's, not 3×
+
+    def test_a_held_part_shows_the_configuration_that_held_by_the_least(self):
+        table = self.table(("heavy-tail", 3.0, 0.01), ("one-long", 1.5, 0.01))
+        (pr,) = table.parts
+        self.assertEqual(pr.verdict, claims.HELD)
+        self.assertIs(claims.deciding(pr), pr.configs[1])
+        _, _, _, verdict, effect = self.line(table)
+        self.assertEqual(verdict, "**held** (2 of 2)")
+        self.assertAlmostEqual(float(effect.split("×")[0]), 1.5, delta=0.05)  # not heavy-tail's 3×
+
+    def test_an_unmeasured_part_says_why(self):
+        table = self.table(("uniform", 3.0, 0.01))  # a skew the part does not judge
+        (pr,) = table.parts
+        self.assertIsNone(claims.deciding(pr))
+        self.assertEqual(self.line(table)[3:], ["**not measured**", "n/a: no matching rows"])
+
+    def test_a_part_whose_blocks_were_all_flagged_says_so(self):
+        self.assertEqual(self.line(self.table(("one-long", 3.0, 0.01), noisy=1))[3:],
+                         ["**not measured**", "n/a: flagged blocks only"])
+
+
 class LeftOut(unittest.TestCase):
     def test_oversubscribed_and_flagged_blocks_are_left_out_and_named(self):
         part = next(p for p in claims.load_criteria().parts if p.name == "steal-half faster")

@@ -40,6 +40,28 @@ def table_rows(text):
     return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines[2:]]
 
 
+def tables(text):
+    """Every Markdown table in `text`, as (header cells, body rows split into cells)."""
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in block.splitlines() if ln.startswith("|")]
+        if len(lines) >= 2:
+            rows = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
+            out.append((rows[0], rows[2:]))
+    return out
+
+
+SUMMARY_HEADER = ["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]"]
+DETAIL_HEADER = ["Claim", "Part", "Compared", "Configuration", "Effect [95% interval]",
+                 "p (Holm)", "Verdict"]
+
+
+def claims_tables(markdown):
+    """The Claims section's summary rows (one per part) and per-configuration rows."""
+    found = {tuple(header): rows for header, rows in tables(section(markdown, "Claims"))}
+    return found.get(tuple(SUMMARY_HEADER), []), found.get(tuple(DETAIL_HEADER), [])
+
+
 def part_rows(rows, name):
     """The claims table's rows of part `name`: the one naming it and the configurations after."""
     start = next(i for i, r in enumerate(rows) if r[1] == name)
@@ -124,31 +146,88 @@ class PlotFixtureTest(unittest.TestCase):
         html = (self.out / "report.html").read_text()
         self.assertIn('<img src="time_fib.png"', html)
 
-    def test_claims_table_has_every_part_and_a_row_per_configuration(self):
-        rows = table_rows(section(self.report, "Claims"))
+    def test_summary_has_one_line_per_part_with_its_verdict_first(self):
+        summary, _ = claims_tables(self.report)
+        parts = claims.load_criteria().parts
+        self.assertEqual([r[2] for r in summary], [p.name for p in parts])  # each once, in order
+        self.assertEqual([r[0] for r in summary], [str(i) for i in range(1, len(parts) + 1)])
+        for number, claim, part, verdict, effect in summary:
+            self.assertRegex(verdict, r"^\*\*[^*]+\*\*( \(\d+ of \d+\))?$", part)
+            self.assertRegex(verdict.strip("*").split(" (")[0].rstrip("*"), VERDICT, part)
+            self.assertEqual(effect.startswith("n/a: "), verdict == "**not measured**", part)
+        self.assertEqual([r[1] for r in summary if r[1]],
+                         list(dict.fromkeys(p.claim for p in parts)))
+        # The answer comes first: the summary and its forest plot, then the detailed rows.
+        claims_text = section(self.report, "Claims")
+        self.assertLess(claims_text.index("| Verdict (of"), claims_text.index("](claims.png)"))
+        self.assertLess(claims_text.index("](claims.png)"),
+                        claims_text.index("\n### Per configuration"))
+        self.assertLess(claims_text.index("\n### Per configuration"),
+                        claims_text.index("| Compared"))
+
+    def test_summary_shows_the_configuration_that_decided_each_verdict(self):
+        # In the fixture, steal-half beats fair clearly on heavy-tail loops, not on one-long:
+        # one-long decides "not held", with its own effect.
+        summary, detail = claims_tables(self.report)
+        line = next(r for r in summary if r[2] == "steal-half faster")
+        self.assertEqual(line[3], "**not held** (1 of 2)")
+        rows = part_rows(detail, "steal-half faster")
+        one_long = next(r for r in rows if r[3].startswith("loops skew=one-long"))
+        self.assertEqual(line[4], one_long[4])
+        self.assertEqual(one_long[6], "**not held**")  # bold: the configuration shown above
+        self.assertEqual([r[6] for r in rows if r is not one_long], ["inconclusive"])
+
+    def test_detail_table_has_every_part_and_a_row_per_configuration(self):
+        _, rows = claims_tables(self.report)
         parts = claims.load_criteria().parts
         self.assertEqual([r[1] for r in rows if r[1]], [p.name for p in parts])
-        for claim, part, part_verdict, compared, config, effect, p_value, verdict, left_out in rows:
+        for claim, part, compared, config, effect, p_value, verdict in rows:
             self.assertTrue(config and effect and p_value, rows)
             if part:
-                self.assertRegex(part_verdict.strip("*"), VERDICT, part)
-                self.assertTrue(part_verdict.startswith("**"), part)
-                self.assertTrue(compared and left_out, part)
+                self.assertTrue(compared, part)
             if config != "no matching rows":
-                self.assertRegex(verdict, VERDICT, config)
+                self.assertRegex(verdict.strip("*"), VERDICT, config)
+        # The configuration each measured part's summary line shows is bold, once per part.
+        summary, _ = claims_tables(self.report)
+        for line in summary:
+            bold = [r for r in part_rows(rows, line[2]) if r[6].startswith("**")]
+            self.assertEqual(len(bold), 0 if line[3] == "**not measured**" else 1, line)
         header, fixture = fixture_rows()
         l2 = header.index("papi_l2_dcm")
         if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
-            self.assertEqual(part_rows(rows, "cache misses")[0][2], "**not measured**")
+            cache = next(r for r in summary if r[2] == "cache misses")
+            self.assertEqual(cache[3:], ["**not measured**", "n/a: no matching rows"])
 
     def test_each_configuration_of_a_part_shows_its_own_result(self):
-        # In the fixture, steal-half beats fair clearly on heavy-tail loops, not on one-long.
-        rows = part_rows(table_rows(section(self.report, "Claims")), "steal-half faster")
-        self.assertEqual(rows[0][2], "**not held**")
-        one_long = next(r for r in rows if r[4].startswith("loops skew=one-long, 2 threads (9 blocks"))
-        self.assertRegex(one_long[5], r"^[\d.]+× \[[\d.]+, [\d.]+\]$")
-        self.assertEqual(one_long[7], "not held")
-        self.assertTrue(any(r[4].startswith("loops skew=heavy-tail, 2 threads (9 blocks") for r in rows))
+        rows = part_rows(claims_tables(self.report)[1], "steal-half faster")
+        one_long = next(r for r in rows if r[3].startswith("loops skew=one-long, 2 threads (9 blocks"))
+        self.assertRegex(one_long[4], r"^[\d.]+× \[[\d.]+, [\d.]+\]$")
+        self.assertEqual(one_long[6], "**not held**")
+        self.assertTrue(any(r[3].startswith("loops skew=heavy-tail, 2 threads (9 blocks") for r in rows))
+
+    def test_html_puts_the_summary_beside_the_forest_and_collapses_the_details(self):
+        page = (self.out / "report.html").read_text()
+        claims_html = page[page.index("<h2>Claims</h2>"):page.index("<h2>Figures</h2>")]
+        beside = claims_html.index('<div class="beside">')
+        details = claims_html.index("<details>")
+        self.assertLess(beside, claims_html.index('class="dataframe compact"'))
+        self.assertLess(claims_html.index('<img src="claims.png"'), details)
+        self.assertNotIn("<details open", claims_html)  # collapsed until the reader opens it
+        inside = claims_html[details:claims_html.index("</details>")]
+        self.assertIn("<th>p (Holm)</th>", inside)
+        self.assertIn('<img src="claims_by_configuration.png"', inside)
+        self.assertEqual(claims_html.count("<th>Verdict (of configurations)</th>"), 1)
+
+    def test_forest_has_a_panel_per_kind_of_quantity(self):
+        # The idle-share difference, the efficiency level and the steal count each get their own
+        # axis (the panel titles are text in the SVG); none shares an axis with another.
+        svg = (self.out / "claims.svg").read_text()
+        for title in ("idle share of processor time: a − b",
+                      "efficiency / best possible: level of a", "tasks stolen per run: level of a",
+                      "time ratio a ÷ b, effects &lt; 1.5× (log)",
+                      "count ratio a ÷ b, effects ≥ 1.5× (log)"):
+            self.assertEqual(svg.count(title), 1, title)
+        self.assertIn("6 related tasks spread across cores", svg)  # numbered as the summary
 
     def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
         counters = section(self.report, "Counters")
@@ -187,12 +266,13 @@ class PlotPartialDataTest(TempDirTest):
         result = run(PLOT, csv_path, "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
-        rows = table_rows(section(report, "Claims"))
-        cache = part_rows(rows, "cache misses")
-        self.assertNotEqual(cache[0][2], "**not measured**")
-        self.assertEqual(cache[0][4], "locality, 2 threads (9 blocks)")
-        self.assertRegex(cache[0][5], r"^4.5× \[")  # 9000 / 2000
-        self.assertEqual(part_rows(rows, "fair idles more")[0][2], "**not measured**")
+        summary, detail = claims_tables(report)
+        cache = next(r for r in summary if r[2] == "cache misses")
+        self.assertNotEqual(cache[3], "**not measured**")
+        self.assertRegex(cache[4], r"^4.5× \[")  # 9000 / 2000
+        self.assertEqual(part_rows(detail, "cache misses")[0][3], "locality, 2 threads (9 blocks)")
+        self.assertEqual(next(r for r in summary if r[2] == "fair idles more")[3],
+                         "**not measured**")
 
     def test_without_papi_the_simulator_judges_and_both_cache_sources_are_drawn(self):
         header, rows = fixture_rows()
@@ -214,10 +294,11 @@ class PlotPartialDataTest(TempDirTest):
         result = run(PLOT, self.tmp / "sim.csv", "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
-        cache = part_rows(table_rows(section(report, "Claims")), "cache misses")
-        self.assertEqual(cache[0][2], "**held (simulated L2, 1 worker)**")
-        self.assertRegex(cache[0][4], r"^locality, 1 thread \(\d+ blocks\)$")
-        self.assertRegex(cache[0][5], r"^3× \[")
+        summary, detail = claims_tables(report)
+        cache = next(r for r in summary if r[2] == "cache misses")
+        self.assertEqual(cache[3], "**held (simulated L2, 1 worker)**")
+        self.assertRegex(cache[4], r"^3× \[")
+        self.assertRegex(part_rows(detail, "cache misses")[0][3], r"^locality, 1 thread \(\d+ blocks\)$")
         self.assertIn("SIMULATED", section(report, "Figures"))
         self.assertIn("MODELLED", section(report, "Figures"))
         slowest_native = max(float(r[col["wall_ns"]]) for r in native) / 1e6
@@ -261,8 +342,7 @@ class PlotPartialDataTest(TempDirTest):
         self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers", report)
         self.assertIn("absent from the CSV", section(report, "Counters"))
         self.assertIn("no .meta.json sidecar", report)
-        self.assertEqual(len(table_rows(section(report, "Claims"))),
-                         len(claims.load_criteria().parts))
+        self.assertEqual(len(claims_tables(report)[0]), len(claims.load_criteria().parts))
 
 
 class PlotPeersTest(TempDirTest):

@@ -63,6 +63,19 @@ std::uint64_t read_whole_file(const std::string& path, bool cold) {
   return total;
 }
 
+// Refuses a directory prepare() could not create its files in, before anything is written:
+// by creating (and removing) a directory there, as prepare() will. access(W_OK) is not enough:
+// root passes it on /proc and /sys, where nothing can be created (mkdir: ENOENT, EPERM).
+void probe_writable(const std::string& dir) {
+  std::string probe = dir + "/schedlab-iomix-probe-XXXXXX";
+  if (::mkdtemp(probe.data()) == nullptr) {
+    const int err = errno;
+    throw std::invalid_argument("--io-dir " + dir + " is not writable (cannot create a directory in it: " +
+                                errno_text(err) + "); choose a writable --io-dir");
+  }
+  ::rmdir(probe.c_str());
+}
+
 class IomixWorkload final : public ElidableWorkload<IomixWorkload> {
  public:
   explicit IomixWorkload(IomixParams p) : params_(std::move(p)) {
@@ -75,10 +88,7 @@ class IomixWorkload final : public ElidableWorkload<IomixWorkload> {
       throw std::invalid_argument("--io-dir " + params_.dir +
                                   " is not a directory; create it or choose another --io-dir");
     }
-    if (::access(params_.dir.c_str(), W_OK | X_OK) != 0) {  // EROFS even for root
-      throw std::invalid_argument("--io-dir " + params_.dir + " is not writable (" + errno_text(errno) +
-                                  "); choose a writable --io-dir");
-    }
+    probe_writable(params_.dir);
   }
   ~IomixWorkload() override { cleanup(); }
 
