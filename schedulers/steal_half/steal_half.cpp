@@ -869,7 +869,6 @@ class StealHalfPolicy final : public Policy {
   }
 
  private:
-
   // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
 
   // An idle P with tasks in its own queues (left there by a hand-off that found no thread),
