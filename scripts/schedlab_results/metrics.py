@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .load import ELISION, native, simulated
+from .load import ELISION, native, parse_params, simulated
 
 
 @dataclass(frozen=True)
@@ -53,16 +53,25 @@ def _extra_threads(row, _block):
     return _cell(row, "threads_created") - _cell(row, "threads")
 
 
+def _connections(row):
+    """netmix's --conns, from the row's workload parameters (the loader keeps no parameter
+    columns); NaN for a workload without it."""
+    try:
+        return float(parse_params(row.get("workload_params", "")).get("conns", math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _threads_per_connection(row, block):
-    """Worker threads beyond the P ones per connection of the workload (netmix's `conns`)."""
-    conns = _cell(row, "conns")
+    """Worker threads beyond the P ones per connection of the workload (netmix's --conns)."""
+    conns = _connections(row)
     return _extra_threads(row, block) / conns if conns > 0 else math.nan
 
 
 def _live_tasks_per_connection(row, _block):
     """The peak of live tasks, the root left out, per connection: under os-threads each live
     task is a thread of its own."""
-    conns = _cell(row, "conns")
+    conns = _connections(row)
     return (_cell(row, "peak_live_tasks") - 1.0) / conns if conns > 0 else math.nan
 
 
@@ -176,7 +185,7 @@ METRICS = {m.name: m for m in [
            ("work_span_ratio",)),
     Metric("extra_threads", "worker threads beyond P", False, _extra_threads, ("threads_created",)),
     Metric("threads_per_connection", "worker threads beyond P per connection", False,
-           _threads_per_connection, ("threads_created", "conns")),
+           _threads_per_connection, ("threads_created",)),
     Metric("live_tasks_per_connection", "peak live tasks (threads) per connection", False,
-           _live_tasks_per_connection, ("peak_live_tasks", "conns")),
+           _live_tasks_per_connection, ("peak_live_tasks",)),
 ]}

@@ -34,8 +34,12 @@ def params_text(selector):
 
 
 def workload_params(part):
-    """A workload configuration the part accepts: the first allowed value of each `where` key."""
-    return " ".join(f"{k}={v[0]}" for k, v in sorted(part.where.items()))
+    """A workload configuration the part accepts: the first allowed value of each `where` key,
+    and netmix's --conns for the per-connection metrics."""
+    values = {k: v[0] for k, v in part.where.items()}
+    if part.metric in ("threads_per_connection", "live_tasks_per_connection"):
+        values["conns"] = f"{CONNS:g}"
+    return " ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
 
 def metric_columns(part, value, threads):
@@ -63,9 +67,9 @@ def metric_columns(part, value, threads):
     if m == "extra_threads":
         return {"threads_created": value + threads}
     if m == "threads_per_connection":
-        return {"threads_created": value * CONNS + threads, "conns": CONNS}
+        return {"threads_created": value * CONNS + threads}
     if m == "live_tasks_per_connection":
-        return {"peak_live_tasks": value * CONNS + 1, "conns": CONNS}
+        return {"peak_live_tasks": value * CONNS + 1}
     if m == "efficiency_to_bound":
         # the elision runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
         return {"wall_ns": 2000.0 / (threads * value), "work_span_ratio": 100.0}
