@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.hpp"
 #include "netmix/netmix.hpp"
 #include "registry.hpp"
 
@@ -74,18 +75,7 @@ class TestServer {
   std::thread thread_;
 };
 
-// A port nobody listens on: bound, read and closed again.
-std::uint16_t refusing_port() {
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(probe);
-  return ntohs(addr.sin_port);
-}
+using test_util::refusing_port;
 
 // Runs w once under `scheduler` (2 workers) and returns the run's error, "" if none.
 std::string run_error(const std::string& scheduler, Workload& w) {

@@ -18,6 +18,7 @@
 #include "fair/fair.hpp"
 #include "runtime.hpp"
 #include "steal_half/steal_half.hpp"
+#include "test_util.hpp"
 
 namespace schedlab {
 namespace {
@@ -44,17 +45,7 @@ RuntimeConfig workers(unsigned n, bool netpoll = true) {
   return rc;
 }
 
-struct Pair {
-  int fd[2] = {-1, -1};
-  Pair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd), 0); }
-  ~Pair() {
-    for (int f : fd) {
-      if (f >= 0) ::close(f);
-    }
-  }
-  // The reader's end, as a Socket that owns it.
-  Socket take_reader() { return Socket(std::exchange(fd[0], -1)); }
-};
+using Pair = test_util::SocketPair;
 
 // Spins until `tasks` tasks are parked on s's poller, or 10 s pass (false).
 bool until_parked(const Scheduler& s, std::int64_t tasks) {

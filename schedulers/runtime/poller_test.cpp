@@ -10,24 +10,16 @@
 
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
+
+#include "test_util.hpp"
 
 namespace schedlab {
 namespace {
 
-// A connected pair of non-blocking stream sockets; [0] is watched, [1] is the peer.
-struct Pair {
-  int fd[2] = {-1, -1};
-  Pair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd), 0); }
-  ~Pair() {
-    for (int f : fd) {
-      if (f >= 0) ::close(f);
-    }
-  }
-  void send_byte() const { ASSERT_EQ(::write(fd[1], "x", 1), 1); }
-};
+using test_util::blocked_in;
+using Pair = test_util::SocketPair;
 
 std::size_t drain(TaskList& list) {
   std::size_t n = 0;
@@ -93,14 +85,6 @@ TEST(Poller, AHangUpWakesBothDirections) {
   ASSERT_EQ(ready.size(), 1u) << "the peer's close is a readable edge (EPOLLRDHUP)";
   EXPECT_EQ(ready.pop_front(), &reader);
   poller.close(*d);
-}
-
-// The syscall thread `tid` of this process is blocked in, -1 if running (parker_test's probe).
-long blocked_in(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
-  std::string first;
-  if (!(in >> first) || first == "running") return -1;
-  return std::stol(first);
 }
 
 bool in_epoll_wait(pid_t tid) {

@@ -8,26 +8,22 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "api.hpp"
 #include "steal_half.hpp"
+#include "runtime/test_util.hpp"
 
 namespace schedlab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The system call thread `tid` of this process is blocked in, -1 if it is running.
-long blocked_in(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
-  std::string first;
-  if (!(in >> first) || first == "running") return -1;
-  return std::stol(first);
-}
+using test_util::blocked_in;
+using Pair = test_util::SocketPair;
 
 // A worker of s is asleep in epoll_wait: the M blocked in the poller.
 bool some_worker_in_epoll(const Scheduler& s) {
@@ -41,8 +37,7 @@ bool some_worker_in_epoll(const Scheduler& s) {
 const Poller* poller_of(const Scheduler& s) { return dynamic_cast<const FiberRuntime&>(s).poller(); }
 
 // Spins (never yields the worker: no task switch) until `done`, at most 10 s.
-template <class Done>
-bool spin_until(Done done) {
+bool spin_until(const std::function<bool()>& done) {
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   while (!done()) {
     if (Clock::now() > deadline) return false;
@@ -50,15 +45,31 @@ bool spin_until(Done done) {
   return true;
 }
 
-struct Pair {
-  int fd[2] = {-1, -1};
-  Pair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd), 0); }
-  ~Pair() {
-    for (int f : fd) {
-      if (f >= 0) ::close(f);
+// Runs `readers` tasks that each wait for one byte on a socket of their own and, spawned before
+// them (so that under the owner's LIFO order at one P it runs after them; at two it may be
+// stolen early and waits for them on the other P), a writer that waits until `all_waiting()`
+// and then sends each reader its byte. Returns how many readers got theirs; *waited: whether
+// all_waiting() came true before the deadline.
+int readers_and_writer(Scheduler& s, int readers, const std::function<bool()>& all_waiting, bool* waited) {
+  std::vector<Pair> pairs(static_cast<std::size_t>(readers));
+  std::atomic<int> done{0};
+  s.run([&] {
+    WaitGroup wg;
+    wg.go([&] {
+      *waited = spin_until(all_waiting);
+      for (Pair& p : pairs) EXPECT_EQ(::write(p.fd[1], "y", 1), 1);
+    });
+    for (Pair& p : pairs) {
+      wg.go([&done, &p] {
+        Socket in = p.take_reader();
+        char ch;
+        if (Tasks::read_full(in, &ch, 1).bytes == 1) done.fetch_add(1);
+      });
     }
-  }
-};
+    wg.wait();
+  });
+  return done.load();
+}
 
 std::unique_ptr<Scheduler> two_ps() {
   RuntimeConfig rc;
@@ -83,7 +94,7 @@ TEST(StealHalfNetpoll, ATaskSpawnedWhileTheIdleMIsInThePollerIsRun) {
     s->run([&] {
       WaitGroup wg;
       wg.go([&] {
-        Socket in(std::exchange(pair.fd[0], -1));
+        Socket in = pair.take_reader();
         char c;
         got = Tasks::read_full(in, &c, 1);
       });
@@ -119,28 +130,12 @@ TEST(StealHalfNetpoll, WaitingTasksHoldNoThread) {
     c.max_threads = 64;
     auto s = make_steal_half(rc, c);
     constexpr int kReaders = 40;
-    std::vector<Pair> pairs(kReaders);
-    std::atomic<int> done{0};
-    std::atomic<bool> all_parked{false};
-    s->run([&] {
-      WaitGroup wg;
-      // Spawned first, so that under the owner's LIFO order it runs after the readers at one P;
-      // at two it may be stolen early and waits for them on the other P.
-      wg.go([&] {
-        all_parked = spin_until([&] { return poller_of(*s) != nullptr && poller_of(*s)->waiters() == kReaders; });
-        for (int i = 0; i < kReaders; ++i) EXPECT_EQ(::write(pairs[i].fd[1], "y", 1), 1);
-      });
-      for (int i = 0; i < kReaders; ++i) {
-        wg.go([&, i] {
-          Socket in(std::exchange(pairs[i].fd[0], -1));
-          char ch;
-          if (Tasks::read_full(in, &ch, 1).bytes == 1) done.fetch_add(1);
-        });
-      }
-      wg.wait();
-    });
-    EXPECT_TRUE(all_parked.load());
-    EXPECT_EQ(done.load(), kReaders);
+    bool all_parked = false;
+    const int done = readers_and_writer(*s, kReaders, [&] {
+      return poller_of(*s) != nullptr && poller_of(*s)->waiters() == kReaders;
+    }, &all_parked);
+    EXPECT_TRUE(all_parked);
+    EXPECT_EQ(done, kReaders);
     const CounterSet k = s->counters();
     EXPECT_LE(k[Counter::threads_created], ps + 1) << "a waiting task must not hold a thread";
     EXPECT_EQ(k[Counter::handoffs], 0u);
@@ -157,30 +152,15 @@ TEST(StealHalfNetpoll, NetpollOffHandsThePOn) {
   c.max_threads = 64;
   auto s = make_steal_half(rc, c);
   constexpr int kReaders = 8;
-  std::vector<Pair> pairs(kReaders);
-  std::atomic<int> done{0};
-  s->run([&] {
-    WaitGroup wg;
-    // Spawned first: under the owner's LIFO order it runs after every reader waits.
-    wg.go([&] {
-      // Every reader is in poll(2) before the first byte: each holds a thread of its own.
-      EXPECT_TRUE(spin_until([&] {
-        int waiting = 0;
-        for (pid_t tid : s->worker_tids()) waiting += blocked_in(tid) == SYS_poll ? 1 : 0;
-        return waiting == kReaders;
-      }));
-      for (int i = 0; i < kReaders; ++i) EXPECT_EQ(::write(pairs[i].fd[1], "y", 1), 1);
-    });
-    for (int i = 0; i < kReaders; ++i) {
-      wg.go([&, i] {
-        Socket in(std::exchange(pairs[i].fd[0], -1));
-        char ch;
-        if (Tasks::read_full(in, &ch, 1).bytes == 1) done.fetch_add(1);
-      });
-    }
-    wg.wait();
-  });
-  EXPECT_EQ(done.load(), kReaders);
+  bool all_in_poll = false;
+  // Every reader is in poll(2) before the first byte: each holds a thread of its own.
+  const int done = readers_and_writer(*s, kReaders, [&] {
+    int waiting = 0;
+    for (pid_t tid : s->worker_tids()) waiting += blocked_in(tid) == SYS_poll ? 1 : 0;
+    return waiting == kReaders;
+  }, &all_in_poll);
+  EXPECT_TRUE(all_in_poll);
+  EXPECT_EQ(done, kReaders);
   const CounterSet k = s->counters();
   EXPECT_GE(k[Counter::threads_created], 1u + kReaders);
   EXPECT_EQ(k[Counter::netpoll_readied], 0u);

@@ -13,11 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include "../loopback.hpp"
 #include "fib/fib.hpp"
 #include "go_reference.hpp"
 #include "loops/lengths.hpp"
@@ -181,16 +177,7 @@ TEST_F(GoReference, NetmixAgainstTheWorkloadsServer) {
 }
 
 TEST_F(GoReference, NetmixRefusedConnectionIsNamed) {
-  // A port nobody listens on: bound, read and closed again.
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ::close(probe);
-  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const std::string port = std::to_string(test_util::refusing_port());
   try {
     run_go_reference("netmix", {{"conns", "3"}, {"requests", "2"}, {"port", port}}, 1, 0, 1, 0);
     FAIL() << "netmix connected to a port nobody listens on";
