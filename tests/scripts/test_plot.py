@@ -12,6 +12,10 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from schedlab_results import claims
+from schedlab_results.load import CASE_KEY
+from schedlab_results.metrics import CACHE_SOURCES
+from schedlab_results.paired import holm
+from schedlab_results.stats import ALPHA, MIN_REPS, format_p, smallest_p
 
 ROOT = Path(__file__).resolve().parents[2]
 PLOT = ROOT / "scripts" / "plot"
@@ -81,6 +85,75 @@ def fixture_rows():
         reader = csv.reader(f)
         header = next(reader)
         return header, list(reader)
+
+
+def fixture_meta():
+    return json.loads(FIXTURE.with_suffix(".meta.json").read_text())
+
+
+def write_sidecar(csv_path, meta=None):
+    """`meta` (the fixture's sidecar by default) as csv_path's sidecar: scheduler defaults
+    (`parameters`) then come from it, as in a real run, instead of from the rows' most common
+    values."""
+    Path(csv_path).with_suffix(".meta.json").write_text(json.dumps(meta or fixture_meta()))
+
+
+# The fixture is measured: what its rows show (times, flagged repetitions, verdicts, which
+# cases spread how much) changes each time make_fixture.py records it. A test that asserts on
+# such an outcome either computes its expectation from the fixture or first sets the values it
+# depends on to known ones, with the helpers below.
+
+def set_column(header, rows, name, values):
+    """(header, rows) with column `name` set to `values` (one per row, or one for all): by name
+    where the CSV already has the column (a regenerated fixture may), appended where not."""
+    values = values if isinstance(values, list) else [values] * len(rows)
+    if name not in header:
+        return header + [name], [r + [v] for r, v in zip(rows, values)]
+    i = header.index(name)
+    return header, [r[:i] + [v] + r[i + 1:] for r, v in zip(rows, values)]
+
+
+def unflagged(header, rows):
+    """The rows with no repetition flagged as disturbed by other processes (`noisy`), so that
+    claims judge every block whatever the machine's load was while the fixture was recorded."""
+    return set_column(header, rows, "noisy", "0") if "noisy" in header else (header, rows)
+
+
+def native_rows(header, rows):
+    """The rows that ran natively (not under Valgrind's simulator)."""
+    if "simulated" not in header:
+        return rows
+    i = header.index("simulated")
+    return [r for r in rows if r[i] != "1"]
+
+
+def case_reps(header, rows):
+    """{case key: repetitions} of the native rows, as scripts/compare counts cases."""
+    columns = [header.index(k) for k in CASE_KEY]
+    reps = {}
+    for r in native_rows(header, rows):
+        key = tuple(r[i] for i in columns)
+        reps[key] = reps.get(key, 0) + 1
+    return reps
+
+
+def params(text):
+    return dict(item.partition("=")[::2] for item in text.split())
+
+
+def granularity_references():
+    """{workload_params: the scheduler figure 5 takes T_ref from} for the fixture's loops sweep
+    (preset granularity): the elision where the fixture ran it with those parameters (presets
+    add it to every block), else serial (runs older than the elision), as
+    stats.efficiency_reference chooses."""
+    header, rows = fixture_rows()
+    col = {name: header.index(name) for name in ("preset", "workload", "workload_params",
+                                                 "scheduler")}
+    loops = [r for r in rows if r[col["workload"]] == "loops"]
+    sweep = {r[col["workload_params"]] for r in loops if r[col["preset"]] == "granularity"}
+    ran = {(r[col["workload_params"]], r[col["scheduler"]]) for r in loops}
+    return {p: next((s for s in ("elision", "serial") if (p, s) in ran), "own 1-thread")
+            for p in sweep}
 
 
 class TempDirTest(unittest.TestCase):
@@ -165,18 +238,6 @@ class PlotFixtureTest(unittest.TestCase):
         self.assertLess(claims_text.index("\n### Per configuration"),
                         claims_text.index("| Compared"))
 
-    def test_summary_shows_the_configuration_that_decided_each_verdict(self):
-        # In the fixture, steal-half beats fair clearly on heavy-tail loops, not on one-long:
-        # one-long decides "not held", with its own effect.
-        summary, detail = claims_tables(self.report)
-        line = next(r for r in summary if r[2] == "steal-half faster")
-        self.assertEqual(line[3], "**not held** (1 of 2)")
-        rows = part_rows(detail, "steal-half faster")
-        one_long = next(r for r in rows if r[3].startswith("loops skew=one-long"))
-        self.assertEqual(line[4], one_long[4])
-        self.assertEqual(one_long[6], "**not held**")  # bold: the configuration shown above
-        self.assertEqual([r[6] for r in rows if r is not one_long], ["inconclusive"])
-
     def test_detail_table_has_every_part_and_a_row_per_configuration(self):
         _, rows = claims_tables(self.report)
         parts = claims.load_criteria().parts
@@ -193,17 +254,10 @@ class PlotFixtureTest(unittest.TestCase):
             bold = [r for r in part_rows(rows, line[2]) if r[6].startswith("**")]
             self.assertEqual(len(bold), 0 if line[3] == "**not measured**" else 1, line)
         header, fixture = fixture_rows()
-        l2 = header.index("papi_l2_dcm")
-        if not any(r[l2] for r in fixture):  # recorded where no cache counter could be read
+        sources = [header.index(c) for c, _, _ in CACHE_SOURCES if c in header]
+        if not any(r[i] for r in fixture for i in sources):  # no cache counter, no simulator
             cache = next(r for r in summary if r[2] == "cache misses")
             self.assertEqual(cache[3:], ["**not measured**", "n/a: no matching rows"])
-
-    def test_each_configuration_of_a_part_shows_its_own_result(self):
-        rows = part_rows(claims_tables(self.report)[1], "steal-half faster")
-        one_long = next(r for r in rows if r[3].startswith("loops skew=one-long, 2 threads (9 blocks"))
-        self.assertRegex(one_long[4], r"^[\d.]+× \[[\d.]+, [\d.]+\]$")
-        self.assertEqual(one_long[6], "**not held**")
-        self.assertTrue(any(r[3].startswith("loops skew=heavy-tail, 2 threads (9 blocks") for r in rows))
 
     def test_html_puts_the_summary_beside_the_forest_and_collapses_the_details(self):
         page = (self.out / "report.html").read_text()
@@ -218,17 +272,6 @@ class PlotFixtureTest(unittest.TestCase):
         self.assertIn('<img src="claims_by_configuration.png"', inside)
         self.assertEqual(claims_html.count("<th>Verdict (of configurations)</th>"), 1)
 
-    def test_forest_has_a_panel_per_kind_of_quantity(self):
-        # The idle-share difference, the efficiency level and the steal count each get their own
-        # axis (the panel titles are text in the SVG); none shares an axis with another.
-        svg = (self.out / "claims.svg").read_text()
-        for title in ("idle share of processor time: a − b",
-                      "efficiency / best possible: level of a", "tasks stolen per run: level of a",
-                      "time ratio a ÷ b, effects &lt; 1.5× (log)",
-                      "count ratio a ÷ b, effects ≥ 1.5× (log)"):
-            self.assertEqual(svg.count(title), 1, title)
-        self.assertIn("6 related tasks spread across cores", svg)  # numbered as the summary
-
     def test_unmeasured_counters_are_reported_with_the_metadata_reason(self):
         counters = section(self.report, "Counters")
         meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
@@ -237,32 +280,136 @@ class PlotFixtureTest(unittest.TestCase):
                           counters)
         self.assertRegex(counters, r"`cpu_ns` \| measured \(\d+ of \d+ rows\)")
 
-    def test_peers_figure_is_skipped_with_its_reason_for_a_sidecar_older_than_the_peers_list(self):
-        # The fixture's sidecar predates `peers`: its tbb and go-runtime rows still plot
-        # everywhere else, and the peers figure says why it is missing instead of guessing.
-        meta = json.loads(FIXTURE.with_suffix(".meta.json").read_text())
-        self.assertNotIn("peers", meta)
-        self.assertFalse((self.out / "peers.png").exists())
-        self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers",
-                      section(self.report, "Figures"))
+    def test_peers_figure_follows_the_sidecar(self):
+        # Drawn, naming the peers, where the fixture's sidecar lists them (as `schedlab run`
+        # writes one now); skipped with its reason where it predates the list (PlotPeersTest
+        # checks both on sidecars it writes itself).
+        peers = fixture_meta().get("peers")
+        figures = section(self.report, "Figures")
+        self.assertEqual((self.out / "peers.png").exists(), bool(peers))
+        if peers:
+            self.assertIn(f"instead of schedlab's designs: {', '.join(peers)}.", figures)
+        else:
+            self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers",
+                          figures)
 
     def test_granularity_table_has_every_scheduler(self):
         figures = section(self.report, "Figures")
+        reference = re.escape(" / ".join(sorted(set(granularity_references().values()))))
         for scheduler in ("central", "fair", "steal-half"):
-            self.assertRegex(figures, rf"\| loops \| {scheduler} \| 2 \| serial \| "
+            self.assertRegex(figures, rf"\| loops \| {scheduler} \| 2 \| {reference} \| "
                                       r"(not reached|(<=)?[\d.]+) \|")
+
+
+class PlotKnownOutcomeTest(unittest.TestCase):
+    """The claims section on the fixture with the values its verdicts rest on set to known ones,
+    so that what is checked does not change with what the machine did while the fixture was
+    recorded: no repetition flagged (each part is judged on every block the fixture's runs
+    give it), and part "steal-half faster" (fair ÷ steal-half, loops one-long and heavy-tail)
+    with room to decide (a static split 1.5× off the best), fair exactly as fast as steal-half
+    on one-long (not held) and alternately 0.8× and 1.5× its time on heavy-tail (an interval
+    around the 1.1× that counts: inconclusive whatever Holm's correction or a noise floor)."""
+
+    HEAVY_TAIL_FACTORS = (0.8, 1.5)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="schedlab-plot-test-"))
+        header, rows = unflagged(*fixture_rows())
+        col = {name: header.index(name) for name in
+               ("preset", "scheduler", "workload", "workload_params", "threads", "rep", "wall_ns")}
+        block = [header.index(c) for c in ("block_index",) if c in header]
+
+        def judged(r):  # the rows of part "steal-half faster"
+            return (r[col["workload"]] == "loops" and r[col["preset"]] != "granularity" and
+                    params(r[col["workload_params"]]).get("skew") in ("one-long", "heavy-tail"))
+
+        ratio = header.index("round_robin_ratio") if "round_robin_ratio" in header else None
+        header, rows = set_column(header, rows, "round_robin_ratio",
+                                  ["1.5" if judged(r) else "" if ratio is None else r[ratio]
+                                   for r in rows])
+
+        def key(r):
+            return tuple(r[i] for i in [col["workload_params"], col["threads"], col["rep"]] + block)
+        steal_half = {key(r): float(r[col["wall_ns"]]) for r in rows
+                      if judged(r) and r[col["scheduler"]] == "steal-half"}
+        idle = header.index("idle_ns") if "idle_ns" in header else None
+        for r in rows:
+            if not (judged(r) and r[col["scheduler"]] == "fair" and key(r) in steal_half):
+                continue
+            heavy = params(r[col["workload_params"]])["skew"] == "heavy-tail"
+            factor = cls.HEAVY_TAIL_FACTORS[int(r[col["rep"]]) % 2] if heavy else 1.0
+            wall = round(steal_half[key(r)] * factor)
+            if idle is not None and r[idle]:  # the same idle share as recorded
+                r[idle] = str(round(float(r[idle]) * wall / float(r[col["wall_ns"]])))
+            r[col["wall_ns"]] = str(wall)
+        csv_path = cls.tmp / "known.csv"
+        write_csv(csv_path, header, rows)
+        write_sidecar(csv_path)
+        cls.result = run(PLOT, csv_path, "--out", cls.tmp / "out")
+        report = cls.tmp / "out" / "report.md"
+        cls.report = report.read_text() if report.exists() else ""
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_runs_cleanly(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+
+    def test_summary_shows_the_configuration_that_decided_each_verdict(self):
+        # One-long decides "not held", with its own effect, not heavy-tail's.
+        summary, detail = claims_tables(self.report)
+        line = next(r for r in summary if r[2] == "steal-half faster")
+        self.assertEqual(line[3], "**not held** (1 of 2)")
+        rows = part_rows(detail, "steal-half faster")
+        one_long = next(r for r in rows if re.match(r"loops .*skew=one-long", r[3]))
+        self.assertEqual(line[4], one_long[4])
+        self.assertEqual(one_long[6], "**not held**")  # bold: the configuration shown above
+        self.assertEqual([r[6] for r in rows if r is not one_long], ["inconclusive"])
+
+    def test_each_configuration_of_a_part_shows_its_own_result(self):
+        rows = part_rows(claims_tables(self.report)[1], "steal-half faster")
+        configs = {params(r[3].split(",")[0].partition(" ")[2])["skew"]: r for r in rows}
+        self.assertEqual(set(configs), {"one-long", "heavy-tail"})
+        header, fixture = fixture_rows()
+        reps = {r[header.index("rep")] for r in fixture
+                if r[header.index("workload")] == "loops" and r[header.index("scheduler")] == "fair"
+                and "skew=one-long" in r[header.index("workload_params")]}
+        for r in configs.values():  # every block judged: none is flagged
+            self.assertTrue(r[3].endswith(f", 2 threads ({len(reps)} blocks)"), r[3])
+        self.assertEqual(configs["one-long"][4], "1× [1, 1]")  # its own effect, exactly
+        self.assertEqual(configs["one-long"][6], "**not held**")
+        self.assertRegex(configs["heavy-tail"][4], r"^[\d.]+× \[[\d.]+, [\d.]+\]$")
+        self.assertNotEqual(configs["heavy-tail"][4], configs["one-long"][4])
+        self.assertEqual(configs["heavy-tail"][6], "inconclusive")
+
+    def test_forest_has_a_panel_per_kind_of_quantity(self):
+        # The idle-share difference, the efficiency level and the steal count each get their own
+        # axis (the panel titles are text in the SVG); none shares an axis with another.
+        svg = (self.tmp / "out" / "claims.svg").read_text()
+        for title in ("idle share of processor time: a − b",
+                      "efficiency / best possible: level of a", "tasks stolen per run: level of a",
+                      "time ratio a ÷ b, effects &lt; 1.5× (log)",
+                      "count ratio a ÷ b, effects ≥ 1.5× (log)"):
+            self.assertEqual(svg.count(title), 1, title)
+        self.assertIn("6 related tasks spread across cores", svg)  # numbered as the summary
 
 
 class PlotPartialDataTest(TempDirTest):
     def test_cache_claim_uses_hardware_counters_when_measured(self):
-        header, rows = fixture_rows()
+        # Known counts, every block judged (none flagged), and the sidecar's scheduler defaults
+        # (half of the locality rows are LIFO and half FIFO: the rows alone do not say which
+        # order is steal-half's default).
+        header, rows = unflagged(*fixture_rows())
         l2, workload = header.index("papi_l2_dcm"), header.index("workload")
-        params = header.index("scheduler_params")
-        locality = [r for r in rows if r[workload] == "locality"]
+        scheduler_params = header.index("scheduler_params")
+        locality = [r for r in native_rows(header, rows) if r[workload] == "locality"]
         for r in locality:
-            r[l2] = "2000" if "local-order=lifo" in r[params] else "9000"
+            r[l2] = "2000" if "local-order=lifo" in r[scheduler_params] else "9000"
         csv_path = self.tmp / "cache.csv"
         write_csv(csv_path, header, locality)
+        write_sidecar(csv_path)
         result = run(PLOT, csv_path, "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
@@ -270,7 +417,9 @@ class PlotPartialDataTest(TempDirTest):
         cache = next(r for r in summary if r[2] == "cache misses")
         self.assertNotEqual(cache[3], "**not measured**")
         self.assertRegex(cache[4], r"^4.5× \[")  # 9000 / 2000
-        self.assertEqual(part_rows(detail, "cache misses")[0][3], "locality, 2 threads (9 blocks)")
+        blocks = len({r[header.index("rep")] for r in locality})
+        self.assertEqual(part_rows(detail, "cache misses")[0][3],
+                         f"locality, 2 threads ({blocks} blocks)")
         self.assertEqual(next(r for r in summary if r[2] == "fair idles more")[3],
                          "**not measured**")
 
@@ -278,19 +427,24 @@ class PlotPartialDataTest(TempDirTest):
         header, rows = fixture_rows()
         col = {name: header.index(name) for name in
                ("workload", "scheduler_params", "wall_ns", "threads", "rep")}
-        locality = [r for r in rows if r[col["workload"]] == "locality"]
-        header = header + ["simulated", "sim_ll_misses", "model_l2_misses"]
-        native = [r + ["0", "", "5000"] for r in locality]
+        native = [r for r in native_rows(header, rows) if r[col["workload"]] == "locality"]
         # Simulated repetitions at 1 worker: FIFO misses 3x as often, and Valgrind's times are
         # a thousand times the native ones (they must appear in no median).
         simulated = []
-        for r in locality:  # the fixture's locality rows ran at 2 threads
-            fifo = "local-order=fifo" in r[col["scheduler_params"]]
+        for r in native:  # the fixture's locality rows ran at 2 threads
             copy = list(r)
             copy[col["threads"]] = "1"
             copy[col["wall_ns"]] = str(int(float(r[col["wall_ns"]]) * 1000))
-            simulated.append(copy + ["1", "9000000" if fifo else "3000000", ""])
-        write_csv(self.tmp / "sim.csv", header, native + simulated)
+            simulated.append(copy)
+        fifo = ["local-order=fifo" in r[col["scheduler_params"]] for r in native]
+        n = len(native)
+        # Set by name: the fixture may have these columns already (empty on this machine).
+        header, rows = set_column(header, native + simulated, "simulated", ["0"] * n + ["1"] * n)
+        header, rows = set_column(header, rows, "sim_ll_misses",
+                                  [""] * n + ["9000000" if f else "3000000" for f in fifo])
+        header, rows = set_column(header, rows, "model_l2_misses", ["5000"] * n + [""] * n)
+        write_csv(self.tmp / "sim.csv", header, rows)
+        write_sidecar(self.tmp / "sim.csv")  # steal-half's default order: see the test above
         result = run(PLOT, self.tmp / "sim.csv", "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         report = (self.tmp / "out" / "report.md").read_text()
@@ -309,25 +463,40 @@ class PlotPartialDataTest(TempDirTest):
 
     def test_metg_is_interpolated_where_efficiency_crosses_half(self):
         # The fixture's own efficiencies depend on the machine's load when it was recorded, so
-        # the wall times of its loops sweep are rewritten to known efficiencies.
+        # the wall times of its loops sweep are rewritten to known efficiencies: the reference's
+        # (T_ref: the elision, or serial in older fixtures) to one time per task size, every
+        # other scheduler's to 0.2, 0.6 and 0.9 of it from the finest task size up.
         header, rows = fixture_rows()
         col = {name: header.index(name) for name in
-               ("preset", "workload", "workload_params", "scheduler", "wall_ns")}
+               ("preset", "workload", "workload_params", "scheduler", "threads", "wall_ns",
+                "tasks")}
         sweep = [r for r in rows
                  if r[col["preset"]] == "granularity" and r[col["workload"]] == "loops"]
-        serial = {r[col["workload_params"]]: float(r[col["wall_ns"]])
-                  for r in sweep if r[col["scheduler"]] == "serial"}
-        finest_first = sorted(serial, key=lambda p: serial[p])
+        references = granularity_references()
+        self.assertEqual(set(references.values()) - {"elision", "serial"}, set())
+        finest_first = sorted(references, key=lambda p: int(params(p)["iters"]))
+        reference_ns = dict(zip(finest_first, (1e4, 3e5, 1e7)))
         wanted = dict(zip(finest_first, (0.2, 0.6, 0.9)))
+        granularity = {}  # steal-half's, in µs
         for r in sweep:
-            if r[col["scheduler"]] != "serial":
-                params = r[col["workload_params"]]
-                r[col["wall_ns"]] = str(round(serial[params] / (2 * wanted[params])))
+            p, scheduler = r[col["workload_params"]], r[col["scheduler"]]
+            if scheduler == references[p]:
+                r[col["wall_ns"]] = str(round(reference_ns[p]))
+            elif scheduler not in ("elision", "serial"):
+                threads = int(r[col["threads"]])
+                r[col["wall_ns"]] = str(round(reference_ns[p] / (threads * wanted[p])))
+                if scheduler == "steal-half":  # wall time x threads / tasks
+                    granularity[p] = (float(r[col["wall_ns"]]) * threads /
+                                      float(r[col["tasks"]]) / 1e3)
         write_csv(self.tmp / "metg.csv", header, sweep)
         result = run(PLOT, self.tmp / "metg.csv", "--out", self.tmp / "out")
         self.assertEqual(result.returncode, 0, result.stderr)
         figures = section((self.tmp / "out" / "report.md").read_text(), "Figures")
-        self.assertRegex(figures, r"\| loops \| steal-half \| 2 \| serial \| [\d.]+ \|")
+        # 50% lies 3/4 of the way from 0.2 to 0.6, in log granularity.
+        finest, next_size = (granularity[p] for p in finest_first[:2])
+        metg = finest * (next_size / finest) ** 0.75
+        reference = " / ".join(sorted(set(references.values())))
+        self.assertIn(f"| loops | steal-half | 2 | {reference} | {metg:.3g} |", figures)
 
     def test_old_csv_without_counters_or_sidecar(self):
         header, rows = fixture_rows()
@@ -359,6 +528,27 @@ class PlotPeersTest(TempDirTest):
         figures = section((self.tmp / "out" / "report.md").read_text(), "Figures")
         self.assertIn("instead of schedlab's designs: tbb, go-runtime.", figures)
 
+    def test_peers_figure_is_skipped_with_its_reason_for_a_sidecar_older_than_the_peers_list(self):
+        # The fixture's fib and fib-go rows, the peers' among them, with its sidecar as runs
+        # wrote it before the peers list: those rows still plot everywhere else, and the peers
+        # figure says why it is missing instead of guessing.
+        header, rows = fixture_rows()
+        workload, scheduler = header.index("workload"), header.index("scheduler")
+        fib = [r for r in rows if r[workload] in ("fib", "fib-go")]
+        write_csv(self.tmp / "old.csv", header, fib)
+        meta = fixture_meta()
+        meta.pop("peers", None)
+        write_sidecar(self.tmp / "old.csv", meta)
+        result = run(PLOT, self.tmp / "old.csv", "--out", self.tmp / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse((self.tmp / "out" / "peers.png").exists())
+        report = (self.tmp / "out" / "report.md").read_text()
+        self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers",
+                      section(report, "Figures"))
+        self.assertTrue((self.tmp / "out" / "time_fib.png").exists())
+        plotted = {m[0].split(" [")[0] for m in table_rows(section(report, "Medians per case"))}
+        self.assertEqual(plotted, {r[scheduler] for r in fib})
+
 
 class CompareTest(TempDirTest):
     def test_fixture_against_itself_shows_no_change(self):
@@ -381,11 +571,14 @@ class CompareTest(TempDirTest):
         # NEW holds the fixture's rows plus simulated copies of them, a thousand times slower
         # (Valgrind's times): its times must be the fixture's own.
         header, rows = fixture_rows()
+        native = native_rows(header, rows)
         wall = header.index("wall_ns")
-        native = [r + ["0"] for r in rows]
-        simulated = [r[:wall] + [str(int(float(r[wall]) * 1000))] + r[wall + 1:] + ["1"] for r in rows]
-        write_csv(self.tmp / "old.csv", header + ["simulated"], native)
-        write_csv(self.tmp / "new.csv", header + ["simulated"], native + simulated)
+        simulated = [r[:wall] + [str(int(float(r[wall]) * 1000))] + r[wall + 1:] for r in native]
+        # Set by name: the fixture may have the column already.
+        header, rows = set_column(header, native + simulated, "simulated",
+                                  ["0"] * len(native) + ["1"] * len(simulated))
+        write_csv(self.tmp / "old.csv", header, rows[:len(native)])
+        write_csv(self.tmp / "new.csv", header, rows)
         result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(" 9/9 ", result.stdout)  # the same repetitions on both sides
@@ -426,69 +619,117 @@ class CompareTest(TempDirTest):
             self.assertRegex(line, r"\bn/a \(median 0\)\s+n/a\s")
 
 
-    def scaled_fixture(self, factor):
-        """The fixture with every wall_ns multiplied by factor, written to the temp dir."""
+    # Whether a slowdown is significant depends on how much each case's repetitions spread and
+    # on how many cases Holm's correction spans. The fixture's spreads are the machine's load
+    # when it was recorded, so the tests of significant changes set the times first.
+
+    def known_times(self):
+        """The fixture's native rows with known wall times: each case's repetitions at about its
+        first recorded time x 1.00, 1.01, 1.02, ... (even numbers of ns, so that halving is
+        exact). They spread by less than 2x: twice as slow separates every case completely."""
         header, rows = fixture_rows()
-        wall = header.index("wall_ns")
+        rows = native_rows(header, rows)
+        wall, columns = header.index("wall_ns"), [header.index(k) for k in CASE_KEY]
+        unit, seen = {}, {}
         for r in rows:
-            r[wall] = str(int(float(r[wall]) * factor))
-        path = self.tmp / f"scaled-{factor}.csv"
-        write_csv(path, header, rows)
-        return path
+            key = tuple(r[i] for i in columns)
+            unit.setdefault(key, max(1, round(float(r[wall]) / 200)))
+            seen[key] = seen.get(key, -1) + 1
+            r[wall] = str(2 * unit[key] * (100 + seen[key]))
+        return header, rows
+
+    def known_pair(self, factor):
+        """OLD: known_times(); NEW: the same with every wall time multiplied by factor."""
+        header, rows = self.known_times()
+        wall = header.index("wall_ns")
+        write_csv(self.tmp / "old.csv", header, rows)
+        write_csv(self.tmp / "new.csv", header,
+                  [r[:wall] + [str(int(int(r[wall]) * factor))] + r[wall + 1:] for r in rows])
+        return self.tmp / "old.csv", self.tmp / "new.csv"
+
+    def separated_cases(self):
+        """({case key: repetitions}, the cases a complete separation makes significant): the
+        smallest p each case's repetitions allow, Holm-corrected over all the cases."""
+        reps = case_reps(*self.known_times())
+        keys = list(reps)
+        adjusted = holm([smallest_p(reps[k], reps[k]) for k in keys])
+        significant = {k for k, p in zip(keys, adjusted) if p < ALPHA}
+        self.assertTrue(significant, f"no case of the fixture can be significant over its "
+                        f"{len(reps)} cases: make_fixture.py needs cases with more repetitions")
+        return reps, significant
 
     def test_a_significant_slowdown_exits_1_and_names_the_cases(self):
-        # Twice as slow everywhere: the 9/9 cases that spread less than 2x separate completely (p 4e-4,
-        # Holm x50 < 0.05); 3/3 cases cannot reach p < 0.05 and stay "no significant change".
-        result = run(COMPARE, FIXTURE, self.scaled_fixture(2))
+        # Twice as slow everywhere: every case separates completely, and those whose repetitions
+        # allow a p that survives Holm's correction (the 9/9 cases) are slower regressions;
+        # 3/3 cases cannot reach p < 0.05 and stay "no significant change".
+        reps, significant = self.separated_cases()
+        result = run(COMPARE, *self.known_pair(2))
         self.assertEqual(result.returncode, 1, result.stderr)
-        slower = [ln for ln in result.stdout.splitlines() if re.search(r"\bslower$", ln)]
-        self.assertTrue(slower, result.stdout)
+        lines = result.stdout.splitlines()
+        slower = [ln for ln in lines if re.search(r"\bslower$", ln)]
+        self.assertEqual(len(slower), len(significant), result.stdout)
+        counts = {f" {reps[k]}/{reps[k]} " for k in significant}
         for line in slower:
-            self.assertIn(" 9/9 ", line)
-        self.assertRegex(result.stdout, r"(?m)^\d+ significant regression\(s\) \(exit status 1\)")
-        self.assertIn("geometric mean of new/old over 50 cases: 2.000x, +100.0% [+100.0%, +100.0%]",
+            self.assertTrue(any(c in line for c in counts), line)
+        unchanged = [ln for ln in lines if ln.endswith("no significant change")]
+        self.assertEqual(len(unchanged), len(reps) - len(significant), result.stdout)
+        self.assertIn(f"\n{len(significant)} significant regression(s) (exit status 1): ",
                       result.stdout)
+        self.assertIn(f"geometric mean of new/old over {len(reps)} cases: 2.000x, +100.0% "
+                      "[+100.0%, +100.0%]", result.stdout)
 
     def test_min_change_lets_a_smaller_slowdown_pass(self):
-        result = run(COMPARE, FIXTURE, self.scaled_fixture(2), "--min-change", "150")
+        self.separated_cases()  # some slowdown is significant
+        result = run(COMPARE, *self.known_pair(2), "--min-change", "150")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertRegex(result.stdout, r"(?m)slower$")  # still reported, not a regression
         self.assertNotIn("regression", result.stdout)
 
     def test_a_speedup_exits_0(self):
-        result = run(COMPARE, FIXTURE, self.scaled_fixture(0.5))
+        self.separated_cases()
+        result = run(COMPARE, *self.known_pair(0.5))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertRegex(result.stdout, r"(?m)faster$")
         self.assertIn("0.500x, -50.0%", result.stdout)
 
     def test_json_holds_every_case_the_geometric_mean_and_the_exit_status(self):
-        result = run(COMPARE, FIXTURE, self.scaled_fixture(2), "--json")
+        reps, significant = self.separated_cases()
+        result = run(COMPARE, *self.known_pair(2), "--json")
         self.assertEqual(result.returncode, 1, result.stderr)
         report = json.loads(result.stdout)
         self.assertEqual(report["exit_status"], 1)
-        self.assertEqual(len(report["cases"]), 50)
+        self.assertEqual(len(report["cases"]), len(reps))
         self.assertAlmostEqual(report["geomean"]["ratio"], 2.0)
         self.assertEqual(report["geomean"]["interval_pct"], [100.0, 100.0])
-        regressions = [c for c in report["cases"] if c["regression"]]
-        self.assertTrue(regressions)
-        for case in regressions:
-            self.assertEqual((case["reps_old"], case["reps_new"], case["verdict"]), (9, 9, "slower"))
+        regressions = {tuple(str(c[k]) for k in CASE_KEY): c
+                       for c in report["cases"] if c["regression"]}
+        self.assertEqual(set(regressions), significant)
+        for key, case in regressions.items():
+            self.assertEqual((case["reps_old"], case["reps_new"], case["verdict"]),
+                             (reps[key], reps[key], "slower"))
             self.assertEqual(case["new_median"], 2 * case["old_median"])
             self.assertLess(case["p_holm"], 0.05)
-        self.assertEqual(len(report["warnings"]), 1)
+        few = any(n < MIN_REPS for n in reps.values())
+        self.assertEqual(len(report["warnings"]), 1 if few else 0)
 
     def test_fewer_than_9_repetitions_warn_that_p_cannot_get_small(self):
         result = run(COMPARE, FIXTURE, FIXTURE)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("scripts/compare: warning: 37 of 50 cases have fewer than 9 repetitions on a "
-                      "side (fewest 3/3): p cannot get small there (at best 0.100), so no change "
-                      "can be significant at 0.05", result.stderr)
+        reps = case_reps(*fixture_rows())
+        few = [n for n in reps.values() if n < MIN_REPS]
+        self.assertTrue(few, "the fixture has no case with fewer than 9 repetitions")
+        floor = smallest_p(min(few), min(few))
+        consequence = ("no change can be significant at 0.05" if floor >= ALPHA else
+                       "only the largest changes can be significant")
+        self.assertIn(f"scripts/compare: warning: {len(few)} of {len(reps)} cases have fewer "
+                      f"than 9 repetitions on a side (fewest {min(few)}/{min(few)}): p cannot "
+                      f"get small there (at best {format_p(floor)}), so {consequence}",
+                      result.stderr)
         # Keep only the fixture's cases with 9 repetitions: no warning.
         cases = json.loads(run(COMPARE, FIXTURE, FIXTURE, "--json").stdout)["cases"]
-        keys = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
-        nine = {tuple(str(c[k]) for k in keys) for c in cases if c["reps_old"] == 9}
+        nine = {tuple(str(c[k]) for k in CASE_KEY) for c in cases if c["reps_old"] == 9}
         header, rows = fixture_rows()
-        columns = [header.index(k) for k in keys]
+        columns = [header.index(k) for k in CASE_KEY]
         write_csv(self.tmp / "nine.csv", header,
                   [r for r in rows if tuple(r[i] for i in columns) in nine])
         result = run(COMPARE, self.tmp / "nine.csv", self.tmp / "nine.csv")
