@@ -239,6 +239,8 @@ struct IoResult {
 
 class Socket;
 namespace detail {
+// A task's wait under the running scheduler (Tasks::wait_readable, wait_writable): the first
+// registers s with it (Scheduler::io_register).
 void task_wait(Socket& s, IoWait what);
 }  // namespace detail
 
@@ -277,8 +279,6 @@ class Socket {
 };
 
 namespace detail {
-// A task's wait under the running scheduler (Tasks::wait_readable, wait_writable): the first
-// registers s with it (Scheduler::io_register).
 // The elision's wait: poll(2) on the socket.
 void kernel_wait(Socket& s, IoWait what);
 // The whole read or write of n bytes on a non-blocking socket, waiting with `wait` whenever the
