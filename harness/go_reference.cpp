@@ -161,7 +161,8 @@ void kill_go_reference() noexcept {
 }
 
 bool go_supports_workload(const std::string& workload) {
-  return workload == "fib-go" || workload == "fib" || workload == "loops" || workload == "iomix";
+  return workload == "fib-go" || workload == "fib" || workload == "loops" || workload == "iomix" ||
+         workload == "netmix";
 }
 
 std::vector<GoRun> run_go_reference(const std::string& workload,
@@ -199,7 +200,9 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
         !j["tasks"].is_number()) {
       throw std::runtime_error(who + ": a result line without wall_ns or tasks: " + line);
     }
-    runs.push_back(GoRun{j["wall_ns"].get<double>(), j["tasks"].get<double>()});
+    GoRun run{j["wall_ns"].get<double>(), j["tasks"].get<double>(), std::nullopt};
+    if (j.contains("threads") && j["threads"].is_number_unsigned()) run.threads = j["threads"].get<std::uint64_t>();
+    runs.push_back(run);
   }
   if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0) {
     throw std::runtime_error(who + ": " + binary + " " + describe_exit(f.wait_status) +
@@ -222,6 +225,8 @@ Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline fr
       run_go_reference(case_.workload->name, args, case_.threads, warmup_, 1, schedtrace_ms_);
   Measurement m;
   m.wall_ns = runs.at(0).wall_ns;
+  // The one scheduler counter Go tells: its threads (a gauge, like the in-process schedulers').
+  if (runs.at(0).threads) m.counters.set(Counter::threads_created, *runs.at(0).threads);
   settle_task_count(m, static_cast<std::uint64_t>(runs.at(0).tasks), w.expected_tasks(), case_.label());
   return m;
 }

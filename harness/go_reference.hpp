@@ -24,7 +24,7 @@ std::string go_reference_binary();
 // Empty if the go-runtime reference can run, else why not (one line, with the fix).
 std::optional<std::string> go_reference_unavailable();
 
-// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix.
+// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix, netmix.
 bool go_supports_workload(const std::string& workload);
 
 // Kills the running schedlab-go, if any, with its process group (it runs in a group of its own,
@@ -32,11 +32,13 @@ bool go_supports_workload(const std::string& workload);
 // process that ends at once (a second interrupt): async-signal-safe.
 void kill_go_reference() noexcept;
 
-// One measured repetition: the program's own wall time of the measured region, and the
-// goroutines it started plus the root (as schedlab counts tasks).
+// One measured repetition: the program's own wall time of the measured region, the goroutines
+// it started plus the root (as schedlab counts tasks), and the OS threads the Go runtime had
+// created by then (its threadcreate profile; absent from an older schedlab-go).
 struct GoRun {
   double wall_ns;
   double tasks;
+  std::optional<std::uint64_t> threads;
 };
 
 // Runs schedlab-go once with GOMAXPROCS=threads: `warmup` unreported repetitions, then `reps`
@@ -53,7 +55,8 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
 
 // The go-runtime Subject: each repetition is one run of schedlab-go with `warmup` unreported
 // repetitions first (a new process must warm up every time). Its Measurement has the program's
-// own wall time and task count; the scheduler counters, rusage and events are not measured.
+// own wall time, task count and threads created; the other scheduler counters, rusage and
+// events are not measured.
 // The program checks its own result.
 class GoProgramSubject final : public ProcessSubject {
  public:

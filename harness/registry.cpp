@@ -14,6 +14,7 @@
 #include "loops/loops.hpp"
 #include "matmul/matmul.hpp"
 #include "metadata.hpp"
+#include "netmix/netmix.hpp"
 #include "os_threads/os_threads.hpp"
 #include "recurse/recurse.hpp"
 #include "serial/serial.hpp"
@@ -114,12 +115,23 @@ std::vector<ParamSpec> fiber_params() {
   return params;
 }
 
+// The fiber runtime's own schedulers (fair, central, steal-half): fiber_params and --netpoll.
+std::vector<ParamSpec> runtime_params() {
+  std::vector<ParamSpec> params = fiber_params();
+  params.push_back(choice("netpoll", kOnOff, RuntimeConfig{}.netpoll,
+                          "a task waiting for a socket parks on the runtime's epoll poller and its worker runs other "
+                          "tasks (steal-half: the workers poll, as Go's; fair, central: a poller thread); off: it waits "
+                          "in poll(2) inside blocking(), holding its thread (steal-half hands the processor on)"));
+  return params;
+}
+
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   RuntimeConfig c;
   c.threads = threads;
   c.stack.size = static_cast<std::size_t>(param_int(p, "stack-size"));
   c.stack.guard = chosen(p, "stack-guard", kOnOff);
   c.pin = chosen(p, "pin", kOnOff);
+  if (p.count("netpoll") != 0) c.netpoll = chosen(p, "netpoll", kOnOff);  // boost-fiber has no poller
   return c;
 }
 
@@ -127,7 +139,7 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
 static_assert(StealHalfConfig{}.max_threads >= kMaxThreads);
 
 SchedulerEntry fair_entry() {
-  SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", fiber_params(), {}};
+  SchedulerEntry e{"fair", "static fair split: each task bound round-robin to one processor, never moves", runtime_params(), {}};
   e.params.push_back(choice("local-order", kLocalOrders, FairConfig{}.order,
                             "which end of its own queue a processor runs first"));
   e.make = [](unsigned threads, const ParamValues& p) {
@@ -139,7 +151,7 @@ SchedulerEntry fair_entry() {
 }
 
 SchedulerEntry central_entry() {
-  SchedulerEntry e{"central", "one queue behind one mutex (FIFO; --order lifo: a stack), idle workers on a condition variable", fiber_params(), {}};
+  SchedulerEntry e{"central", "one queue behind one mutex (FIFO; --order lifo: a stack), idle workers on a condition variable", runtime_params(), {}};
   e.params.push_back(choice("order", kLocalOrders, CentralConfig{}.order,
                             "the queue's order: fifo (the seeds' central queue) or lifo (a stack, to separate order from centralisation)"));
   e.make = [](unsigned threads, const ParamValues& p) {
@@ -176,7 +188,7 @@ StealHalfConfig steal_half_config(unsigned threads, const ParamValues& p) {
 }
 
 SchedulerEntry steal_half_entry() {
-  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, system monitor's hand-off", fiber_params(), {}};
+  SchedulerEntry e{"steal-half", "Go's design: per-P bounded queues, steal half, global queue, 1-in-61 check, spinning, system monitor's hand-off, network poller", runtime_params(), {}};
   const StealHalfConfig defaults;
   e.params.push_back(integer("capacity", defaults.capacity, LocalRunQueue::kMinCapacity,
                              LocalRunQueue::kMaxCapacity,
@@ -295,8 +307,8 @@ std::vector<SchedulerEntry> build_schedulers() {
                /*single_threaded=*/true});
   r.push_back(os_threads_entry());
   // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
-  // --threads. Only fib-go, fib, loops and iomix have Go twins.
-  r.push_back({"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops and iomix (workloads/go), GOMAXPROCS = --threads",
+  // --threads. Only fib-go, fib, loops, iomix and netmix have Go twins.
+  r.push_back({"go-runtime", "Go's scheduler itself: the Go twins of fib-go, fib, loops, iomix and netmix (workloads/go), GOMAXPROCS = --threads",
                {}, {}, /*single_threaded=*/false, SchedulerKind::external, /*peer=*/true});
   // The elision takes no replica: the A/A control pairs two replicas of one scheduler, and the
   // elision a preset adds to every block (presets.cpp) is measured once beside them.
@@ -358,6 +370,28 @@ std::vector<WorkloadEntry> build_workloads() {
                  return make_iomix(IomixParams{u64(p, "tasks"), u64(p, "iters"), u64(p, "files"), u64(p, "file-size"),
                                                u64(p, "reads-per-task"), param_str(p, "cold") == "on",
                                                param_str(p, "io-dir")});
+               }});
+  r.push_back({"netmix", "--conns connections over loopback TCP to an echo server of its own, each a task that "
+               "computes --iters increments and then waits for the reply to its request, --requests times: a "
+               "socket wait (the poller's under the fiber schedulers)",
+               {integer("conns", static_cast<std::int64_t>(NetmixParams{}.conns), 1, 100000,
+                        "connections, one task each, to the workload's echo server on 127.0.0.1"),
+                integer("requests", static_cast<std::int64_t>(NetmixParams{}.requests), 1, 1000000000,
+                        "requests per connection, each answered before the next"),
+                integer("iters", static_cast<std::int64_t>(NetmixParams{}.iters), 0, std::int64_t{1} << 40,
+                        "increments of CPU work before each request"),
+                integer("server-delay-us", static_cast<std::int64_t>(NetmixParams{}.server_delay_us), 0, 1000000,
+                        "the server holds each reply this many microseconds (a remote service's latency)"),
+                size("request-bytes", std::to_string(NetmixParams{}.request_bytes), 1, 65536,
+                     "bytes per request; the server echoes them")},
+               [u64](const ParamValues& p) {
+                 NetmixParams n;
+                 n.conns = u64(p, "conns");
+                 n.requests = u64(p, "requests");
+                 n.iters = u64(p, "iters");
+                 n.server_delay_us = u64(p, "server-delay-us");
+                 n.request_bytes = u64(p, "request-bytes");
+                 return make_netmix(n);
                }});
   // Sized from this machine's L2 (sysfs) so that the array never fits and a leaf always does.
   const std::uint64_t l2 = cache_size_bytes(2) != 0 ? std::bit_floor(cache_size_bytes(2)) : std::uint64_t{1} << 20;

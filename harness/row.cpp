@@ -29,7 +29,7 @@ const char* kNeverEmpty = "never";
 const char* kSchedulerUnobserved =
     "the scheduler does not observe it (tbb and openmp report only tasks and migrations, "
     "boost-fiber and boost-fiber-shared tasks, migrations, suspensions, threads and stacks, "
-    "os-threads no parks, unparks, idle time or migrations, go-runtime none), or the build has "
+    "os-threads no parks, unparks, idle time or migrations, go-runtime only threads_created), or the build has "
     "SCHEDLAB_STATS=OFF";
 const char* kOtherProcess = "go-runtime rows (the program runs in another process)";
 

@@ -9,6 +9,9 @@
 //
 //   auto n = schedlab::blocking([] { return ::read(...); });  // a call that may block the thread
 //
+//   schedlab::Socket s(fd);                             // a non-blocking socket tasks wait on:
+//   auto r = schedlab::Tasks::read_full(s, buf, n);     // all n bytes, parked while none come
+//
 // Under the fiber schedulers a task that joins an unfinished task suspends and its worker thread
 // runs other tasks. Under tbb a join is a task_group wait, under os-threads a thread join, under
 // serial spawn is a plain call. Workloads cannot tell which is running them. (The end of this
@@ -214,10 +217,87 @@ auto blocking(F&& f) {
   return std::forward<F>(f)();
 }
 
+// ---- Waiting for a socket -------------------------------------------------------------------
+//
+// A task that waits for a socket, as a goroutine in Go's net package does. Under a fiber
+// scheduler with its network poller (--netpoll on, the default) the task parks on the runtime's
+// epoll poller (runtime/poller.hpp) and its worker runs other tasks until the socket is ready;
+// under a backend without one (tbb, openmp, serial, os-threads, boost-fiber) or with
+// --netpoll off, it waits in the kernel, poll(2) inside blocking(): the thread is held.
+//
+// Socket owns a non-blocking descriptor. The first wait registers it with the running
+// scheduler's poller (once: epoll's edge-triggered registration lives as long as the descriptor,
+// as in Go's netFD); close() or the destructor unregisters it and closes the descriptor. A
+// Socket is used by one task at a time and lives inside the run that first waited on it.
+//
+//   Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+//   if (::connect(s.fd(), ...) < 0 && errno == EINPROGRESS) Tasks::wait_writable(s);  // then SO_ERROR
+//   IoResult sent = Tasks::write_full(s, request, n);   // every byte, or sent.error
+//   IoResult got = Tasks::read_full(s, reply, n);       // every byte, the peer's end, or got.error
+
+// What read_full and write_full did: bytes moved, and the errno of the call that failed (0 if
+// none). read_full returning fewer bytes than asked with error 0 met the peer's end of file.
+struct IoResult {
+  std::size_t bytes = 0;
+  int error = 0;
+};
+
+class Socket;
+namespace detail {
+// A task's wait under the running scheduler (Tasks::wait_readable, wait_writable): the first
+// registers s with it (Scheduler::io_register).
+void task_wait(Socket& s, IoWait what);
+}  // namespace detail
+
+class Socket {
+ public:
+  Socket() = default;
+  // Takes ownership of fd, which must be non-blocking (O_NONBLOCK). -1: no descriptor.
+  explicit Socket(int fd) noexcept : fd_(fd) {}
+  Socket(Socket&& o) noexcept
+      : fd_(std::exchange(o.fd_, -1)), watcher_(std::exchange(o.watcher_, nullptr)),
+        desc_(std::exchange(o.desc_, nullptr)) {}
+  Socket& operator=(Socket&& o) noexcept {
+    if (this != &o) {
+      close();
+      fd_ = std::exchange(o.fd_, -1);
+      watcher_ = std::exchange(o.watcher_, nullptr);
+      desc_ = std::exchange(o.desc_, nullptr);
+    }
+    return *this;
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket() { close(); }
+
+  int fd() const noexcept { return fd_; }
+  bool is_open() const noexcept { return fd_ >= 0; }
+  // Unregisters the descriptor from the scheduler watching it, if any, and closes it.
+  // Idempotent. Never while a task waits on it.
+  void close() noexcept;
+
+ private:
+  friend void detail::task_wait(Socket& s, IoWait what);  // registers it at its first wait
+  int fd_ = -1;
+  Scheduler* watcher_ = nullptr;  // the scheduler asked to watch fd_ (its first wait's)
+  PollDesc* desc_ = nullptr;      // its poller's registration; nullptr: it waits in the kernel
+};
+
+namespace detail {
+// The elision's wait: poll(2) on the socket.
+void kernel_wait(Socket& s, IoWait what);
+// The whole read or write of n bytes on a non-blocking socket, waiting with `wait` whenever the
+// kernel says EAGAIN. Writes with MSG_NOSIGNAL on sockets (a reset peer is an error, not a
+// SIGPIPE), write(2) on other descriptors.
+IoResult read_full(Socket& s, void* buf, std::size_t n, void (*wait)(Socket&, IoWait));
+IoResult write_full(Socket& s, const void* buf, std::size_t n, void (*wait)(Socket&, IoWait));
+}  // namespace detail
+
 // ---- One source, two programs: with tasks, or the sequential elision ------------------------
 //
 // A workload writes its body once, as a template over an execution type X, and calls
-// X::spawn(f), X::WaitGroup and X::blocking(f) where it would call the free functions above:
+// X::spawn(f), X::WaitGroup, X::blocking(f) and the socket waits (X::wait_readable(s),
+// X::read_full(s, buf, n), ...) where it would call the free functions above:
 //
 //   template <class X> std::uint64_t fib(int n) {
 //     if (n < 2) return n;
@@ -229,7 +309,8 @@ auto blocking(F&& f) {
 // fib<Tasks> is the parallel program, run by a scheduler. fib<Elision> is its sequential
 // elision, as Cilk defines it (delete the spawn and sync keywords and a correct program
 // remains): spawn(f) calls f there and then and keeps its value for join(), WaitGroup::go(f)
-// calls f, wait() and blocking(f) do nothing but call. No task object, virtual call, atomic or
+// calls f, wait() and blocking(f) do nothing but call, and a socket wait is a plain poll(2) of
+// that socket (the sequential program's blocking I/O). No task object, virtual call, atomic or
 // counter is left, so after inlining it is the plain recursive program a user would write:
 // T_S, the time every speedup and work overhead is measured against (README, "elision").
 // One difference in meaning: an exception leaves spawn() under Elision, join() under Tasks.
@@ -244,6 +325,14 @@ struct Tasks {
   template <class F>
   static auto blocking(F&& f) {
     return schedlab::blocking(std::forward<F>(f));
+  }
+  static void wait_readable(Socket& s) { detail::task_wait(s, IoWait::readable); }
+  static void wait_writable(Socket& s) { detail::task_wait(s, IoWait::writable); }
+  static IoResult read_full(Socket& s, void* buf, std::size_t n) {
+    return detail::read_full(s, buf, n, &detail::task_wait);
+  }
+  static IoResult write_full(Socket& s, const void* buf, std::size_t n) {
+    return detail::write_full(s, buf, n, &detail::task_wait);
   }
 };
 
@@ -282,6 +371,14 @@ struct Elision {
   template <class F>
   static decltype(auto) blocking(F&& f) {
     return std::forward<F>(f)();
+  }
+  static void wait_readable(Socket& s) { detail::kernel_wait(s, IoWait::readable); }
+  static void wait_writable(Socket& s) { detail::kernel_wait(s, IoWait::writable); }
+  static IoResult read_full(Socket& s, void* buf, std::size_t n) {
+    return detail::read_full(s, buf, n, &detail::kernel_wait);
+  }
+  static IoResult write_full(Socket& s, const void* buf, std::size_t n) {
+    return detail::write_full(s, buf, n, &detail::kernel_wait);
   }
 };
 

@@ -39,6 +39,9 @@ enum class Counter : std::size_t {
   threads_created,
   peak_live_tasks,
   stacks_allocated,
+  netpoll_readied,
+  netpoll_polls,
+  netpoll_blocked_ns,
   count
 };
 
@@ -95,6 +98,13 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"peak_live_tasks", "tasks",
      "gauge: most tasks alive at once in the run (spawned, not finished)"},
     {"stacks_allocated", "stacks", "gauge: fiber stacks allocated so far (pools never shrink)"},
+    {"netpoll_readied", "tasks",
+     "tasks the network poller made runnable again after they parked on a socket (fiber schedulers "
+     "with --netpoll on; 0 where tasks wait in the kernel instead)"},
+    {"netpoll_polls", "calls", "epoll_wait calls of the network poller, blocking or not"},
+    {"netpoll_blocked_ns", "ns",
+     "summed time a thread spent blocked in the network poller's epoll_wait (steal-half: an idle "
+     "worker, also counted in idle_ns; fair, central: their poller thread)"},
 }};
 
 constexpr std::string_view counter_name(Counter c) {

@@ -1,6 +1,10 @@
 #include "scheduler.hpp"
 
+#include <poll.h>
+
 #include <atomic>
+#include <cerrno>
+#include <system_error>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -17,6 +21,13 @@ namespace detail {
 Scheduler* active_scheduler() noexcept { return g_active.load(std::memory_order_acquire); }
 void note_unobserved_exception() noexcept { g_unobserved.fetch_add(1, std::memory_order_relaxed); }
 
+void wait_in_kernel(int fd, IoWait what) {
+  pollfd p{fd, static_cast<short>(what == IoWait::readable ? POLLIN : POLLOUT), 0};
+  while (::poll(&p, 1, -1) < 0) {
+    if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+  }
+}
+
 }  // namespace detail
 
 ResourceError worker_thread_refused(const std::string& which, int error) {
@@ -31,6 +42,15 @@ void worker_out_of_memory(char* out, std::size_t size, unsigned number, unsigned
                 "worker thread %u of %u cannot get %s: the process's memory limit is reached (ulimit -v); use fewer "
                 "--threads or raise the limit (%s)",
                 number, threads, what, cause);
+}
+
+void Scheduler::io_wait(int fd, PollDesc* /*desc*/, IoWait what) {
+  blocking_begin();
+  struct End {
+    Scheduler& s;
+    ~End() { s.blocking_end(); }
+  } end{*this};
+  detail::wait_in_kernel(fd, what);
 }
 
 void Scheduler::run(const std::function<void()>& root) {

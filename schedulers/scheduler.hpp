@@ -21,6 +21,12 @@
 
 namespace schedlab {
 
+// What a task waits for on a non-blocking descriptor (api.hpp: Socket, wait_readable).
+enum class IoWait : std::uint8_t { readable, writable };
+// A descriptor's registration with a scheduler's network poller (runtime/poller.hpp); opaque
+// to the task API, which only hands it back.
+struct PollDesc;
+
 // A scheduler's state at one instant, as Go's schedtrace prints it. Read without stopping the
 // workers, so the figures are each exact but not mutually consistent (Go's are the same).
 struct SchedSnapshot {
@@ -104,6 +110,21 @@ class Scheduler {
   virtual void blocking_begin() {}
   virtual void blocking_end() {}
 
+  // ---- waiting for a socket (api.hpp: Socket, wait_readable, wait_writable) ------------------
+  // Starts watching `fd`, a non-blocking descriptor, for the task API's waits; called once per
+  // descriptor, by a task, before its first wait. nullptr: this scheduler waits in the kernel
+  // and needs no registration (the default).
+  virtual PollDesc* io_register(int /*fd*/) { return nullptr; }
+  // Stops watching a descriptor io_register returned a PollDesc for; called before it is
+  // closed, with no task waiting on it.
+  virtual void io_unregister(PollDesc& /*desc*/) noexcept {}
+  // Returns once `fd` may be ready for `what` (spuriously too: the caller retries its call and
+  // waits again on EAGAIN). `desc` is io_register's answer for fd. The default, for a backend
+  // without a poller or a descriptor with no PollDesc, waits in the kernel (poll(2)) inside
+  // blocking_begin/blocking_end: the thread is held, and steal-half hands its processor on.
+  // Throws std::system_error if poll(2) fails.
+  virtual void io_wait(int fd, PollDesc* desc, IoWait what);
+
  protected:
   // Backend part of run(): run root to completion on this scheduler's threads.
   virtual void run_root(const std::function<void()>& root) = 0;
@@ -115,6 +136,9 @@ namespace detail {
 Scheduler* active_scheduler() noexcept;
 // A task failed and nobody joined or waited for it: run() reports it instead of losing it.
 void note_unobserved_exception() noexcept;
+// Waits in the kernel (poll(2), retried on EINTR) until fd is ready for `what`, or has an error
+// or a hang-up (which the caller's next call reports). Throws std::system_error if poll fails.
+void wait_in_kernel(int fd, IoWait what);
 // Memory for task objects (see task_memory.cpp).
 void* allocate_task_memory(std::size_t size);
 void free_task_memory(void* p) noexcept;

@@ -28,7 +28,9 @@ std::vector<Small> small_workloads() {
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
           {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
           {"matmul", {{"dim", "64"}, {"block", "16"}}},
-          {"recurse", {{"tasks", "4"}, {"depth", "50"}}}};
+          {"recurse", {{"tasks", "4"}, {"depth", "50"}}},
+          {"netmix", {{"conns", "6"}, {"requests", "5"}, {"iters", "1000"}}},
+          {"netmix", {{"conns", "3"}, {"requests", "4"}, {"iters", "100"}, {"server-delay-us", "300"}, {"request-bytes", "3000"}}}};
 }
 
 TEST(Workloads, EveryWorkloadUnderEveryScheduler) {

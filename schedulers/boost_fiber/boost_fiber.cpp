@@ -22,6 +22,8 @@
 //               waiting on a count; it has no wait group);
 //   blocking    nothing: a fiber that blocks in the kernel blocks its thread, and that thread's
 //               other ready fibers wait (Boost.Fiber has no hand-off).
+//   socket wait poll(2) on the thread (Scheduler::io_wait's default): Boost.Fiber has no poller
+//               (Boost.Asio integration is left to the user), so its other fibers wait too.
 //
 // Set-up, and where it departs from skynet:
 //   - Algorithms: skynet uses algo::work_stealing / algo::shared_work themselves. In Boost 1.74

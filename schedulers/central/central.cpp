@@ -9,6 +9,11 @@
 //
 // Idle workers sleep on one condition variable; a push wakes one sleeper if there is one.
 //
+// Sockets (--netpoll on): the simpler integration, a poller thread of the runtime's
+// (runtime/poller.hpp, PollerThread) blocks in epoll and pushes each task whose socket is ready
+// onto the queue like any resumed task, waking a sleeper. Workers never poll. --netpoll off: a
+// task's wait blocks its worker in poll(2), the honest behaviour of a design without hand-off.
+//
 // --order lifo turns the queue into a stack (push and pop at the front). It keeps the lock,
 // the shared cache line and the migrations, and drops the breadth-first order: the claims
 // compare central lifo with steal-half to see centralisation alone, and central fifo with
@@ -33,6 +38,7 @@ class CentralPolicy final : public Policy {
 
   void submit_new(Task& t, Worker* from) override { push(t, from); }
   void submit_ready(Task& t, Worker* from) override { push(t, from); }
+  NetpollMode netpoll_mode() const override { return NetpollMode::thread; }
 
   // Executed by w's thread only.
   Task* next(Worker& w) override {

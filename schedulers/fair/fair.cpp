@@ -12,6 +12,11 @@
 // queue is a parameter (LIFO by default, so that `fair` differs from `steal-half` only in the
 // binding and not in the order).
 //
+// Sockets (--netpoll on): the simpler integration, a poller thread of the runtime's
+// (runtime/poller.hpp, PollerThread) readies a task whose socket is ready by pushing it back to
+// the processor it is bound to, like any resumed task. Workers never poll. --netpoll off: a
+// task's wait blocks its worker in poll(2), and its processor's other tasks wait with it.
+//
 //   spawn on P1 ──► cursor(P1) = P2 ──► queue[P2] ──► only P2's worker pops it
 //   resume of t ───────────────────────► queue[t.affinity]
 #include "fair.hpp"
@@ -52,6 +57,7 @@ class FairPolicy final : public Policy {
   void submit_ready(Task& t, Worker* from) override {
     push(procs_[t.affinity], t, from);
   }
+  NetpollMode netpoll_mode() const override { return NetpollMode::thread; }
 
   // Executed by w's thread only: it takes work from its own processor's queue and nowhere else.
   Task* next(Worker& w) override {

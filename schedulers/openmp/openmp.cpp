@@ -25,6 +25,7 @@
 //               itself done, and the waiter's taskwait covers the whole group. This is what a
 //               `taskgroup` region would do, without needing the group to be one lexical block;
 //   blocking    nothing: libgomp has no notion of a blocking call, the thread just blocks.
+//   socket wait poll(2) on the thread (Scheduler::io_wait's default): libgomp has no poller.
 //
 // Threads. One parallel region per run, `num_threads(--threads)`, whose `single` thread runs the
 // root; the region's end is where the team waits for every task. libgomp keeps a pool of team

@@ -11,6 +11,8 @@
 //               wait() joins every thread on the list until it is empty (a group task that calls
 //               go() adds its successor before it finishes, so the list is never empty early);
 //   blocking    nothing: a thread that blocks in the kernel is what every task here already is;
+//   socket wait poll(2) on the task's own thread (Scheduler::io_wait's default): one thread per
+//               waiting connection, the design the network poller exists to avoid;
 //   the root    runs on a thread of its own; run_root joins it from the harness thread.
 //
 // --threads is NOT a limit on parallelism. Every task is a runnable kernel thread, and the
@@ -61,7 +63,8 @@
 // (joins and waits that found their task or group unfinished and slept in pthread_join).
 // Structurally zero, measured as 0: the queue, steal and overflow counters (the backend has no
 // queues of its own), fiber_switches, spinning_ns, handoffs, retakes, sysmon_wakeups and
-// sysmon_cpu_ns (no processors to hand over, no monitor), stacks_allocated (no fiber stacks).
+// sysmon_cpu_ns (no processors to hand over, no monitor), stacks_allocated (no fiber stacks),
+// the netpoll counters (no poller: a task waiting for a socket blocks its thread in poll(2)).
 // Not measured: migrations, parks, unparks and idle_ns, which are the kernel's doing here and
 // not visible to the backend (perf stat -e cpu-migrations,context-switches sees them).
 // worker_tids() is empty: no thread lives longer than its task.
@@ -152,7 +155,8 @@ class OsThreadsScheduler final : public Scheduler {
                       Counter::steals, Counter::tasks_stolen, Counter::global_pushes,
                       Counter::global_pops, Counter::overflows, Counter::fiber_switches,
                       Counter::spinning_ns, Counter::handoffs, Counter::retakes, Counter::sysmon_wakeups,
-                      Counter::sysmon_cpu_ns, Counter::stacks_allocated}) {
+                      Counter::sysmon_cpu_ns, Counter::stacks_allocated, Counter::netpoll_readied,
+                      Counter::netpoll_polls, Counter::netpoll_blocked_ns}) {
       c.set(k, 0);
     }
     c.set(Counter::tasks_spawned, spawned_.load(std::memory_order_relaxed));

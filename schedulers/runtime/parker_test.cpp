@@ -10,20 +10,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
-#include <string>
 #include <thread>
+
+#include "test_util.hpp"
 
 namespace schedlab {
 namespace {
 
-// The number of the system call thread `tid` of this process is blocked in, -1 if none.
-long blocked_in(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
-  std::string first;
-  if (!(in >> first) || first == "running") return -1;
-  return std::stol(first);
-}
+using test_util::blocked_in;
 
 // Waits until thread `tid` sleeps in futex(2) (true), or `woke` is set first (false).
 bool sleeps_before(pid_t tid, const std::atomic<bool>& woke) {

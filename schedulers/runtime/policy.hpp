@@ -32,6 +32,15 @@ struct SchedSnapshot;
 // runs the oldest first (Go's own runq does this, with a one-slot LIFO `runnext` in front).
 enum class LocalOrder { lifo, fifo };
 
+// How a policy's tasks wait for a socket (api.hpp: Socket; runtime/poller.hpp).
+enum class NetpollMode {
+  off,         // in the kernel: poll(2) inside blocking(), the worker held (--netpoll off)
+  thread,      // parked on the runtime's poller, which a thread of its own polls and readies
+               // tasks from through submit_ready(t, nullptr) (fair, central)
+  integrated,  // parked on the runtime's poller, which the policy's own workers poll
+               // (steal-half, as Go's findRunnable and sysmon do); runtime->poller()
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -55,6 +64,10 @@ class Policy {
   // default keeps w's processor blocked with it.
   virtual void blocking_begin(Worker&) {}
   virtual void blocking_end(Worker&) {}
+  // Who polls the runtime's network poller under this policy: `thread` (the default, which
+  // any policy can use) or `integrated`. Constant; --netpoll off (RuntimeConfig::netpoll)
+  // overrides it with `off`.
+  virtual NetpollMode netpoll_mode() const { return NetpollMode::thread; }
 
   // Adds policy-level counters (those not kept per worker) to a snapshot.
   virtual void add_counters(CounterSet&) const {}

@@ -475,6 +475,12 @@ constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
 // by an overloaded kernel nor a chain of short sleeps (two threads handing a P back and forth,
 // each hand-off a wake-up that takes milliseconds under load) can pass for one long sleep.
 bool FiberRuntime::stuck(std::uint64_t now) {
+  if (const Poller* p = poller(); p != nullptr && p->waiters() > 0) {
+    // Tasks parked on sockets wait for the kernel, as a blocking call does: a server that takes
+    // seconds to answer is slow, not deadlocked (netmix's server gives up on a stalled client).
+    all_asleep_since_ = 0;
+    return false;
+  }
   const unsigned n = worker_count();
   std::vector<std::uint64_t> sleeps(n);
   for (unsigned i = 0; i < n; ++i) {
@@ -550,6 +556,11 @@ CounterSet FiberRuntime::counters() const {
   c[Counter::unparks] += external_unparks_.load(std::memory_order_relaxed);
   c[Counter::tasks_spawned] += roots_spawned_.load(std::memory_order_relaxed);
   c[Counter::peak_live_tasks] = live_.peak();
+  if (const Poller* p = poller()) {
+    c[Counter::netpoll_readied] += p->readied();
+    c[Counter::netpoll_polls] += p->polls();
+    c[Counter::netpoll_blocked_ns] += p->blocked_ns();
+  }
   policy_->add_counters(c);
   c.measured.set();
   return c;

@@ -39,6 +39,7 @@
 #include "../stats.hpp"
 #include "live_tasks.hpp"
 #include "policy.hpp"
+#include "poller.hpp"
 #include "stack.hpp"
 #include "worker.hpp"
 
@@ -53,6 +54,9 @@ struct RuntimeConfig {
   // --pin: worker i on the i-th CPU this process may use, threads added beyond `threads` on the
   // CPUs of the first `threads` workers (cpu_pin.hpp); off: the kernel places every worker.
   bool pin = kPinByDefault;
+  // --netpoll: a task waiting for a socket parks on the runtime's poller (policy.hpp,
+  // NetpollMode); off: it waits in the kernel inside blocking(), holding its thread.
+  bool netpoll = true;
 };
 
 class FiberRuntime final : public Scheduler {
@@ -72,6 +76,11 @@ class FiberRuntime final : public Scheduler {
   void wait(GroupState& g) override;
   void blocking_begin() override;
   void blocking_end() override;
+  // Waiting for a socket (io_wait.cpp): parked on the poller unless the policy's
+  // netpoll_mode() is off.
+  PollDesc* io_register(int fd) override;
+  void io_unregister(PollDesc& desc) noexcept override;
+  void io_wait(int fd, PollDesc* desc, IoWait what) override;
 
   // ---- for policies ----------------------------------------------------------------------
   const RuntimeConfig& config() const noexcept { return config_; }
@@ -87,6 +96,9 @@ class FiberRuntime final : public Scheduler {
   void suspend_current(Publish publish);
   // Counts a wake-up issued by `from` (nullptr: issued from outside the runtime's threads).
   void note_unpark(Worker* from) noexcept;
+  // The network poller, nullptr until a task first waits for a socket (and always under
+  // NetpollMode::off). Any thread.
+  Poller* poller() const noexcept { return netpoll_.get(); }
 
  protected:
   void run_root(const std::function<void()>& root) override;
@@ -162,6 +174,9 @@ class FiberRuntime final : public Scheduler {
     ~FiberCharge();
   } fiber_charge_;
   std::atomic<std::size_t> trace_cap_per_worker_{0};  // nonzero while tracing: workers added now record too
+  // Last, so destroyed first: a poller thread (fair, central) is joined while the policy it
+  // hands tasks to still exists.
+  LazyPoller netpoll_;
 };
 
 template <class Publish>

@@ -6,6 +6,8 @@
 // overhead, and `serial` time / `X` time at p threads is X's speedup over the best sequential
 // execution of the same program.
 //
+// A socket wait is poll(2) on the harness thread (Scheduler::io_wait's default).
+//
 // Runs on the harness thread; with --pin on, bound to the first allowed CPU for the run and
 // given its previous mask back after (two sched_setaffinity calls inside the measured region,
 // a few microseconds). Counters are exact and trivially measured: it never steals,

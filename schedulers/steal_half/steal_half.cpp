@@ -29,7 +29,9 @@
 //      --local-order=fifo is Go's).
 //   3. the global queue: a batch of size/GOMAXPROCS + 1, capped at half a local queue, so
 //      work spreads over the Ps instead of one P draining it.
-//   4. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
+//   4. the network poller, without blocking (netpoll(0)), if a task waits on a socket and no M
+//      is blocked in the poller already: the tasks it readies are work found here (below).
+//   5. steal, if this M may spin (below): up to 4 passes over the other Ps in a random order,
 //      taking half (rounded up) of the first non-empty victim's queue. Half, because after one
 //      steal thief and victim hold about the same, so neither needs to steal again soon. The
 //      thief runs one stolen task at once and queues the rest (run_queue.hpp steal_from). On the
@@ -37,7 +39,8 @@
 //      3 µs sleep if its M runs, so that a task readied just before its readier blocks or runs
 //      long is not stranded, while one its P is about to run stays put; at once if its M is in a
 //      blocking call. The owner's side of runnext stays plain stores (runnext.hpp).
-//   5. nothing anywhere: give P back to the idle list, recheck, park the M.
+//   6. nothing anywhere: give P back to the idle list, recheck, park the M; or, if a task waits
+//      on a socket and no M is blocked in the poller, block in the poller instead (below).
 //
 // Spinning: why idle threads neither burn the CPU nor miss work
 //
@@ -94,6 +97,29 @@
 //   pays Go's slowest path, a wake-up, two thread switches and a trip through the global queue,
 //   whether it blocks or not. --handoff off keeps P blocked with M1 for the whole call.
 //
+// The network poller (runtime/poller.hpp; Go's netpoll in findRunnable, stopm and sysmon)
+//
+//   A task waiting for a socket (api.hpp: Socket) parks on the runtime's epoll poller and holds
+//   no thread: its M looks for other work at once. Three places poll, as in Go:
+//   - an M holding P that found nothing in its queues or the global queue polls without
+//     blocking before it steals (step 4), and runs the first task it readied; the others go to
+//     P's local queue, where thieves see them, with a wake-up as after any push (injectglist);
+//   - an M with nothing to do (step 6), when a task waits on a socket and no other M is in
+//     the poller, blocks in epoll_wait instead of parking (poller_m_; lastpoll_ is 0 meanwhile,
+//     which is how the others know to skip their non-blocking poll). A ready socket returns it:
+//     it takes an idle P if one is free and runs the readied tasks, else queues them globally
+//     and goes back to the poller. It is an idle M all the while (idle_ns, parks);
+//   - the system monitor polls when nobody has blocked in the poller for 10 ms (netpoll, called
+//     from SystemMonitor::tick), so that a ready socket is seen while every P runs tasks that
+//     never wait; it keeps its rounds while tasks wait on sockets with no M in the poller, and
+//     a worker that sees such tasks wakes it from its deep sleep (note_network_wait).
+//   New work while the only idle M is blocked in the poller: startm hands it the P and breaks
+//   its epoll_wait (Poller::wake, an eventfd: Go's netpollBreak). Go starts a new M instead and
+//   leaves the poller's M blocked; we wake the one we have, so that waiting on sockets costs no
+//   thread at all: the Ms are at most the Ps plus the one in the poller, however many tasks
+//   wait (tests: StealHalfNetpoll). --netpoll off: the same waits are poll(2) inside blocking(),
+//   so each waiting task holds an M and its P is handed on: a thread per waiting connection.
+//
 // Deviations from Go, each for a stated reason
 //   - The local queue is one 64-bit word for head, tail and a version (run_queue.hpp), because
 //     the owner pops at the tail while thieves take batches at the head.
@@ -109,16 +135,16 @@
 //     FIFO (Go's runqsteal), the oldest under LIFO. Go's choice under a LIFO owner would run the
 //     batch newest to oldest and start the oldest, likely largest, task last: on loops one-long
 //     the thief ran the long task after 99 short ones and idled as much as fair.
-//   - The system monitor has one duty, retaking Ps from calls: Go's also preempts tasks running
-//     longer than 10 ms, polls the network and forces garbage collections. So it sleeps deeply
-//     when no P is in a call (once backed off), where Go's sleeps deeply only when every P is
-//     idle; and after a thread's call woke it, it backs off at once if the calls end before it
-//     has retaken anything, where Go's bets 50 rounds of 20 µs on them (sysmon.hpp says why: a
-//     round costs ~10-15 µs of CPU on a VM, and steal-half's monitor is woken at the start of
-//     nearly every repetition). Go's syscalltick advances when a call ends (exitsyscall) and
-//     when its P is retaken; here it advances when a call starts: either way each call has its
-//     own number, which is all retake compares.
-//   - No network poller, no timers, no GC, no preemption: schedlab has none of them. Without
+//   - The system monitor retakes Ps from calls and polls the network (netpoll): Go's also
+//     preempts tasks running longer than 10 ms and forces garbage collections. So it sleeps
+//     deeply when no P is in a call and no task waits on a socket (once backed off), where Go's
+//     sleeps deeply only when every P is idle; and after a thread's call woke it, it backs off at
+//     once if the calls end before it has retaken anything, where Go's bets 50 rounds of 20 µs on
+//     them (sysmon.hpp says why: a round costs ~10-15 µs of CPU on a VM, and steal-half's monitor
+//     is woken at the start of nearly every repetition). Go's syscalltick advances when a call
+//     ends (exitsyscall) and when its P is retaken; here it advances when a call starts: either
+//     way each call has its own number, which is all retake compares.
+//   - No timers, no GC, no preemption: schedlab has none of them. Without
 //     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
 //     running before the older tasks of the same P; thieves are what get the rest run. The
 //     1-in-61 global check counts schedule ticks, and, as in Go, a task taken from runnext
@@ -165,6 +191,9 @@ namespace schedlab {
 namespace {
 
 constexpr int kStealPasses = 4;  // Go: stealTries = 4
+// Go's sysmon polls the network when nobody has blocked in the poller for this long ("poll
+// network if not polled for more than 10ms", proc.go).
+constexpr std::uint64_t kSysmonNetpollNs = 10'000'000;
 
 // How long a thief leaves a running victim's runnext alone before taking it (Go's runqgrab:
 // usleep(3), "a sync chan send/recv takes ~50ns ..., so 3us gives ~50x overshoot"). The kernel
@@ -190,10 +219,6 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     for (std::uint32_t i = 0; i < nprocs_; ++i) {
       procs_.push_back(std::make_unique<Processor>(i, config_.capacity, fenced_pushes_));
     }
-    if (config_.handoff == HandOff::lazy) {
-      SystemMonitor::Host& host = *this;  // a private base, converted where it is accessible
-      sysmon_ = std::make_unique<SystemMonitor>(host, procs_, config_.sysmon);
-    }
     // Victim orders walk the Ps with a stride coprime to their number, so that every start
     // and stride visits each P once (Go's randomOrder).
     for (std::uint32_t i = 1; i <= nprocs_; ++i) {
@@ -206,7 +231,13 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   void attach(FiberRuntime& runtime) override {
     Policy::attach(runtime);
     mstates_ = std::make_unique<MState[]>(runtime.config().max_threads);
-    if (sysmon_) sysmon_->start();  // asleep until the first call
+    // The monitor retakes Ps from calls (--handoff lazy) and polls the network (--netpoll on);
+    // it sleeps until the first call or network wait.
+    if (config_.handoff == HandOff::lazy || runtime.config().netpoll) {
+      SystemMonitor::Host& host = *this;  // a private base, converted where it is accessible
+      sysmon_ = std::make_unique<SystemMonitor>(host, procs_, config_.sysmon);
+      sysmon_->start();
+    }
   }
 
   // Every M starts with no P, listed idle: the first runnable task hands it one.
@@ -280,7 +311,11 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     stopping_.store(true, std::memory_order_seq_cst);
     std::lock_guard lock(sched_mutex_);
     for (Worker* m : idle_ms_) m->parker.unpark();
+    if (poller_m_ != nullptr) runtime_->poller()->wake();
   }
+
+  // The workers poll the runtime's poller themselves (see "The network poller" above).
+  NetpollMode netpoll_mode() const override { return NetpollMode::integrated; }
 
   // Executed by w's thread, holding a P, as its task enters schedlab::blocking(f).
   void blocking_begin(Worker& w) override {
@@ -379,6 +414,10 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
       out.append(m == idle_ms_.front() ? "" : " ").append(name("M", m->index()));
     }
     out += "]";
+    if (const Poller* poller = runtime_->poller()) {
+      out.append(", tasks parked on sockets ").append(std::to_string(poller->waiters()));
+      out.append(", M in the poller ").append(poller_m_ != nullptr ? name("M", poller_m_->index()) : std::string("none"));
+    }
     const unsigned nms = runtime_->worker_count();
     for (const auto& p : procs_) {
       std::string where = p->idle.load() ? "idle" : "off the idle list, not yet handed to an M";
@@ -412,6 +451,25 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     return nmspinning_.load(std::memory_order_seq_cst) + npidle_.load(std::memory_order_seq_cst) > 0;
   }
   void handoff_retaken(Processor& p) override { handoff(p, nullptr); }
+
+  // Go's sysmon, each round: "poll network if not polled for more than 10ms" (proc.go): when
+  // no M has blocked in the poller for kSysmonNetpollNs, one non-blocking poll, its tasks to
+  // the global queue. So a socket's edge is seen while every P runs tasks that never wait.
+  // Executed by the monitor's thread (no worker, no P).
+  bool netpoll(std::uint64_t now) override {
+    Poller* poller = runtime_->poller();
+    std::uint64_t last = lastpoll_.load(std::memory_order_seq_cst);
+    if (poller != nullptr && last != 0 && now >= last + kSysmonNetpollNs &&
+        lastpoll_.compare_exchange_strong(last, now, std::memory_order_seq_cst)) {
+      TaskList ready = poller->poll(0);
+      inject(nullptr, nullptr, ready);
+    }
+    return network_waiting();
+  }
+  bool network_waiting() const override {
+    const Poller* poller = runtime_->poller();
+    return poller != nullptr && poller->waiters() > 0 && lastpoll_.load(std::memory_order_seq_cst) != 0;
+  }
 
   // Executed by w. A P is held by one M at a time, and never while it is listed idle.
   void acquire(Worker& w, Processor& p) {
@@ -538,10 +596,11 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   void startm(Processor& p, bool spinning, Worker* from) {
     for (;;) {
       Worker* m = nullptr;
+      bool in_poller = false;
       bool at_max_threads = false;
       {
         std::lock_guard lock(sched_mutex_);
-        m = mget_locked();
+        m = idle_m_locked(&in_poller);
         if (m != nullptr) handover_locked(*m, p, spinning);
       }
       // Every M is busy or blocked in a call: start one more. It lists itself idle, and the
@@ -554,7 +613,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
         // that its stopm takes to list itself and to look for an idle P with work: either we see
         // it listed, or it sees p idle (tests/stress: RandomSpawnTrees, max_threads_eq_threads).
         std::lock_guard lock(sched_mutex_);
-        m = mget_locked();
+        m = idle_m_locked(&in_poller);
         if (m != nullptr) {
           handover_locked(*m, p, spinning);
         } else {
@@ -566,10 +625,26 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
       if (at_max_threads) return;
       if (m != nullptr) {
         runtime_->note_unpark(from);
-        m->parker.unpark();
+        if (in_poller) {
+          runtime_->poller()->wake();
+        } else {
+          m->parker.unpark();
+        }
         return;
       }
     }
+  }
+
+  // An idle M to hand a P to: a parked one, else the one blocked in the poller, which takes it
+  // where Go would start a thread (*in_poller: wake it through the poller). Sched lock held.
+  Worker* idle_m_locked(bool* in_poller) {
+    *in_poller = false;
+    if (Worker* m = mget_locked()) return m;
+    if (poller_m_ != nullptr && state(*poller_m_).next_p == nullptr) {
+      *in_poller = true;
+      return poller_m_;
+    }
+    return nullptr;
   }
 
   // Gives p to the idle M m, whom the caller then unparks. Sched lock held.
@@ -648,6 +723,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
       std::lock_guard lock(sched_mutex_);
       if (Task* t = global_get_locked(w, p, 0)) return t;
     }
+    if (Task* t = poll_network(w, p)) return t;
     if (!config_.spinning) {
       // One look at the other Ps, not counted as spinning, then park (spinning off).
       if (Task* t = steal_work(w, p, 1)) return t;
@@ -814,6 +890,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     MState& ms = state(w);
     SCHEDLAB_ASSERT(ms.p == nullptr, "an M parks only without a P");
     for (;;) {
+      bool poll = false;
       {
         std::lock_guard lock(sched_mutex_);
         if (ms.next_p != nullptr) {
@@ -836,12 +913,96 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
           ms.spinning = false;
           return true;
         }
-        if (!ms.listed_idle) mput_locked(w);
+        poll = wants_poller_locked();
+        if (poll) {
+          // Go's findRunnable: block in netpoll instead of stopm, if nobody else does.
+          if (ms.listed_idle) m_unlist_locked(w);
+          poller_m_ = &w;
+          lastpoll_.store(0, std::memory_order_seq_cst);
+        } else if (!ms.listed_idle) {
+          mput_locked(w);
+        }
       }
-      w.park();
+      if (!poll) {
+        w.park();
+      } else if (block_in_poller(w)) {
+        return true;
+      }
     }
   }
 
+  // ---- the network poller (see "The network poller" above) --------------------------------
+
+  // A task waits on a socket and no M is blocked in the poller. Sched lock held.
+  bool wants_poller_locked() const {
+    const Poller* poller = runtime_->poller();
+    return poller != nullptr && poller_m_ == nullptr && poller->waiters() > 0;
+  }
+
+  // Executed by w, holding p, with nothing in p's queues or the global queue. Go's netpoll(0)
+  // in findRunnable, "only an optimization before we resort to stealing": skipped when nobody
+  // waits on a socket or an M is blocked in the poller (it sees the edges itself).
+  Task* poll_network(Worker& w, Processor& p) {
+    Poller* poller = runtime_->poller();
+    if (poller == nullptr || poller->waiters() == 0 || lastpoll_.load(std::memory_order_relaxed) == 0) {
+      return nullptr;
+    }
+    // Tasks wait on sockets and nobody blocks in the poller: the monitor must watch them.
+    if (sysmon_) sysmon_->note_network_wait();
+    TaskList ready = poller->poll(0);
+    Task* first = ready.pop_front();
+    if (first != nullptr) inject(&w, &p, ready);
+    return first;
+  }
+
+  // Executed by w, holding no P, as the one M blocked in the poller (poller_m_ is w). Go's
+  // findRunnable from "Poll network until next timer": block until a socket is ready or startm
+  // hands w a P (and breaks the poll), then take that P, or an idle one if the poll readied
+  // tasks. Returns true holding a P; false without one, the readied tasks queued globally.
+  bool block_in_poller(Worker& w) {
+    MState& ms = state(w);
+    w.idle_begin();
+    TaskList ready = runtime_->poller()->poll(-1);
+    w.idle_end();
+    Processor* p = nullptr;
+    {
+      std::lock_guard lock(sched_mutex_);
+      SCHEDLAB_ASSERT(poller_m_ == &w, "the M leaving the poller is the one that blocked in it");
+      poller_m_ = nullptr;
+      lastpoll_.store(now_ns(), std::memory_order_seq_cst);
+      // Nobody blocks in the poller now: if tasks still wait on sockets, the monitor watches.
+      if (sysmon_ && runtime_->poller()->waiters() > 0) sysmon_->note_network_wait();
+      if (ms.next_p != nullptr) {
+        p = std::exchange(ms.next_p, nullptr);
+        ms.spinning = ms.next_spinning;  // counted in nmspinning by the wakep that chose us
+        if (ms.spinning) ms.spin_start = now_ns();
+      } else if (!ready.empty()) {
+        p = pidleget_locked();
+        ms.spinning = false;
+      }
+      if (p != nullptr) acquire(w, *p);
+    }
+    inject(&w, p, ready);
+    return p != nullptr;
+  }
+
+  // Go's injectglist: tasks the poller readied. Holding p (from holds it): into p's queue,
+  // where the caller's next look and the thieves find them; without a P: the global queue. Then
+  // a wake-up, as after any push a thief can see.
+  void inject(Worker* from, Processor* p, TaskList& ready) {
+    if (ready.empty()) return;
+    while (Task* t = ready.pop_front()) {
+      if (p != nullptr) {
+        from->stats.add(Counter::local_pushes);
+        push_runq(*from, *p, *t);
+      } else {
+        push_global(*t, from);
+      }
+    }
+    wake_if_needed(from);
+  }
+
+ private:
   // ---- idle lists (Go's pidle and midle); the sched lock is held ---------------------------
 
   // An idle P with tasks in its own queues (left there by a hand-off that found no thread),
@@ -903,7 +1064,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   std::vector<std::unique_ptr<Processor>> procs_;
   std::vector<std::uint32_t> coprimes_;
   std::unique_ptr<MState[]> mstates_;
-  std::unique_ptr<SystemMonitor> sysmon_;  // --handoff lazy only; after procs_, which it reads
+  std::unique_ptr<SystemMonitor> sysmon_;  // --handoff lazy or --netpoll on; after procs_, which it reads
 
   mutable std::mutex sched_mutex_;  // Go's sched.lock: the global queue and both idle lists
   TaskList global_;         // guarded by sched_mutex_
@@ -917,6 +1078,11 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   // under the sched lock; read without it only as a hint (wake_if_needed).
   std::atomic<bool> need_spinning_{false};
   std::atomic<bool> stopping_{false};
+  // The network poller (see the design notes). Go's sched.lastpoll: 0 while an M is blocked in
+  // the poller, else when one last left it (or sysmon last polled); set under the sched lock,
+  // read without it as Go reads it.
+  std::atomic<std::uint64_t> lastpoll_{now_ns()};
+  Worker* poller_m_ = nullptr;  // the M blocked in the poller; guarded by sched_mutex_
   std::atomic<std::uint64_t> external_pushes_{0};
   std::atomic<std::uint64_t> monitor_handoffs_{0};  // hand-offs of Ps the monitor retook
 };

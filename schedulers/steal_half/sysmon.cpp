@@ -88,7 +88,8 @@ void SystemMonitor::loop() {
     if (sleep_between_rounds(sleep_us) == Sleep::stopping) break;
     wakeups_.fetch_add(1, std::memory_order_relaxed);
     unsigned in_call = 0;
-    const bool retook = tick(now_ns(), &in_call);
+    bool net = false;
+    const bool retook = tick(now_ns(), &in_call, &net);
     if (retook) {
       idle = 0;
       on_trial = false;
@@ -99,15 +100,16 @@ void SystemMonitor::loop() {
       ++idle;
     }
     const bool backed_off = !retook && sleep_us >= timing_.max_sleep_us;
-    how = in_call == 0 && backed_off ? sleep_deeply() : Sleep::timed_out;
+    how = in_call == 0 && !net && backed_off ? sleep_deeply() : Sleep::timed_out;
   }
   // The CPU time it used, for cpu_ns() after the join (stop() holds the mutex while joining).
   final_cpu_ns_ = thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-bool SystemMonitor::tick(std::uint64_t now, unsigned* in_call) {
-  // Go's sysmon also polls the network here when nobody has for 10 ms; schedlab has no poller.
-  return retake(now, in_call) != 0;
+bool SystemMonitor::tick(std::uint64_t now, unsigned* in_call, bool* net) {
+  const bool retook = retake(now, in_call) != 0;
+  *net = host_.netpoll(now);
+  return retook;
 }
 
 unsigned SystemMonitor::retake(std::uint64_t now, unsigned* in_call) {
@@ -153,14 +155,15 @@ SystemMonitor::Sleep SystemMonitor::sleep_between_rounds(std::uint32_t us) {
 SystemMonitor::Sleep SystemMonitor::sleep_deeply() {
   std::uint32_t expected = kTicking;
   if (!state_.compare_exchange_strong(expected, kDeepSleep, std::memory_order_seq_cst)) return Sleep::stopping;
-  // The other side of note_call_entered()'s store-load pair: either we see a P that entered a
-  // call, or its thread sees kDeepSleep and wakes us.
-  for (const auto& p : procs_) {
-    if (p->status.load(std::memory_order_seq_cst) == ProcStatus::in_call) {
-      expected = kDeepSleep;
-      if (state_.compare_exchange_strong(expected, kTicking, std::memory_order_seq_cst)) return Sleep::timed_out;
-      break;  // a caller woke us already (or we are stopping)
-    }
+  // The other side of note_call_entered()'s and note_network_wait()'s store-load pairs: either
+  // we see a P in a call or tasks waiting on sockets, or their thread sees kDeepSleep and wakes
+  // us.
+  bool watch = host_.network_waiting();
+  for (const auto& p : procs_) watch = watch || p->status.load(std::memory_order_seq_cst) == ProcStatus::in_call;
+  if (watch) {
+    expected = kDeepSleep;
+    if (state_.compare_exchange_strong(expected, kTicking, std::memory_order_seq_cst)) return Sleep::timed_out;
+    // else a caller woke us already (or we are stopping)
   }
   std::uint32_t s;
   while ((s = state_.load(std::memory_order_acquire)) == kDeepSleep) futex_wait(state_, kDeepSleep, nullptr);

@@ -1,6 +1,7 @@
 // sysmon.hpp: steal-half's system monitor, Go's sysmon: one thread per runtime, holding no P,
 // that takes a P back from a thread stuck in a blocking call (Go's retake) and gives it to
-// another thread (the policy's handoff, Go's handoffp).
+// another thread (the policy's handoff, Go's handoffp), and polls the network when nobody has
+// for 10 ms (the policy's netpoll).
 //
 // Why a monitor. Under --handoff lazy a thread entering a blocking call keeps its P, marked
 // `in_call` (Go's entersyscall), so that a call that does not block costs two atomic operations
@@ -10,12 +11,13 @@
 //
 // Its rounds, as Go's sysmon (runtime/proc.go, Go 1.19-1.22): it sleeps 20 µs between rounds
 // while rounds keep retaking Ps; after 50 rounds in a row that retook nothing it doubles its
-// sleep each round, up to 10 ms. Two departures, both because schedlab's monitor has one duty
-// where Go's has three (it also preempts long-running tasks and polls the network, so it must
-// keep looking while any P runs):
-//   - it sleeps deeply (without a timeout) when a round finds no P in a call once it has backed
-//     off to 10 ms, where Go sleeps deeply only when every P is idle; a thread entering a call
-//     wakes it, as Go's entersyscall_sysmon does;
+// sleep each round, up to 10 ms. Two departures, both because schedlab's monitor has two duties
+// where Go's has three (it also preempts long-running tasks, so it must keep looking while any P
+// runs):
+//   - it sleeps deeply (without a timeout) when a round finds no P in a call and no task waiting
+//     on a socket once it has backed off to 10 ms, where Go sleeps deeply only when every P is
+//     idle; a thread entering a call wakes it, as Go's entersyscall_sysmon does, and so does a
+//     worker that finds tasks waiting on sockets (note_network_wait);
 //   - woken so, it starts again at 20 µs, as Go does (Go resets its backoff "as a bet that since
 //     it had retaken a P from a syscall before, it may need to do it again shortly"), but holds
 //     to the bet only until a round finds no P in a call before it has retaken one: the calls
@@ -31,8 +33,8 @@
 // own usleep(20) does there; the monitor keeps that slack, as Go's does. sysmon_wakeups and
 // sysmon_cpu_ns in a run's CSV row show how many rounds it ran and what they cost.
 //
-// tick() is one round of duties, called after each sleep; a network poller's "poll if nobody
-// has for 10 ms" (Go's sysmon does it in the same loop) belongs there too.
+// tick() is one round of duties, called after each sleep: the retakes, then the host's network
+// poll (Go's sysmon does both in the same loop).
 #pragma once
 
 #include <pthread.h>
@@ -69,6 +71,13 @@ class SystemMonitor {
     // The monitor took `p` back from a thread in a call (its status is `held` now, and only
     // the caller holds it): give it to another M or the idle list (Go's handoffp).
     virtual void handoff_retaken(Processor& p) = 0;
+    // Go's sysmon: "poll network if not polled for more than 10ms", its tasks to the global
+    // queue. Called each round with the round's time. Returns network_waiting() after the poll.
+    virtual bool netpoll(std::uint64_t now) = 0;
+    // Tasks wait on sockets and no M is blocked in the poller: the monitor keeps its rounds
+    // (the poll above is then the one that sees a ready socket while every P runs). Any thread;
+    // seq_cst reads, for sleep_deeply()'s recheck against note_network_wait().
+    virtual bool network_waiting() const = 0;
 
    protected:
     ~Host() = default;
@@ -92,6 +101,9 @@ class SystemMonitor {
   void note_call_entered() noexcept {
     if (state_.load(std::memory_order_seq_cst) == kDeepSleep) [[unlikely]] wake();
   }
+  // The same for a thread that has seen, with a seq_cst read, tasks waiting on sockets with no
+  // M in the poller: the monitor's deep sleep rechecks network_waiting() the same way.
+  void note_network_wait() noexcept { note_call_entered(); }
 
   // Counters, read racily by any thread.
   std::uint64_t retakes() const noexcept { return retakes_.load(std::memory_order_relaxed); }
@@ -106,8 +118,9 @@ class SystemMonitor {
   // Executed by the monitor's thread only (as are the functions below).
   void loop();
   // One round of duties (Go's sysmon loop body after its sleep). Returns whether it took a P
-  // back (which resets the backoff); *in_call: Ps found in a call and left there.
-  bool tick(std::uint64_t now, unsigned* in_call);
+  // back (which resets the backoff); *in_call: Ps found in a call and left there; *net: tasks
+  // wait on sockets with no M blocked in the poller.
+  bool tick(std::uint64_t now, unsigned* in_call, bool* net);
   // Go's retake, for Ps in blocking calls only (schedlab has no preemption): how many it took.
   unsigned retake(std::uint64_t now, unsigned* in_call);
   // Sleeps until the next round or a stop.

@@ -17,6 +17,8 @@
 //               (schedlab_gbench's raw:tbb-task-group rows are that reference);
 //   WaitGroup   one tbb::task_group; go() is run(), wait() is wait();
 //   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
+//   socket wait poll(2) on the thread (Scheduler::io_wait's default): TBB has no poller, and a
+//               thread waiting for a socket is one arena slot fewer, as in a TBB program.
 // The arena has exactly --threads slots, the harness thread taking one of them, so TBB runs on
 // the same number of threads as every other scheduler. With --pin on, a task_scheduler_observer
 // binds each thread that enters the arena to the CPU of its slot (slot i on the i-th allowed

@@ -25,7 +25,7 @@ from .paired import hodges_lehmann, holm, signed_rank_p
 CRITERIA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "criteria.toml")
 ALPHA = 0.05
 KINDS = ("ratio", "growth", "difference", "level")
-EXPECTS = ("greater", "equivalent", "noninferior")
+EXPECTS = ("greater", "equivalent", "noninferior", "at_most")
 THREADS = ("max", "one", "max-or-one", "all")
 HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
 
@@ -100,7 +100,8 @@ def load_criteria(path=CRITERIA):
                   (part.threads in THREADS, f"threads {part.threads!r}"),
                   (not part.room or part.metric in getattr(ROOMS.get(part.room), "metrics", ()),
                    f"room {part.room!r} for metric {part.metric!r}"),
-                  ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)")]
+                  ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)"),
+                  (part.expect != "at_most" or part.kind == "level", "kind for at_most (level only)")]
         problems = [what for ok, what in checks if not ok]
         if problems:
             raise ValueError(f"{where}: unknown or missing " + ", ".join(problems))
@@ -335,6 +336,8 @@ def _summarise(r, xs, part):
     if not xs:
         return r
     r.estimate, r.low, r.high = hodges_lehmann(xs)
+    if part.expect == "at_most":
+        return r  # a bound on a count, judged on the interval alone: no test, not in Holm's family
     shift = part.threshold if part.kind == "level" else 0.0
     r.p = signed_rank_p(np.asarray(xs) - shift)
     return r
@@ -353,6 +356,10 @@ def _verdict(part, r, noise):
         if r.low > max(t, noise_high) and r.p_holm < ALPHA:
             return HELD
         return NOT_HELD if r.high < t else INCONCLUSIVE
+    if part.expect == "at_most":
+        if r.high <= t:
+            return HELD
+        return NOT_HELD if r.low > t else INCONCLUSIVE
     if part.expect == "equivalent":
         band = max(t, noise_high)
         if -band < r.low and r.high < band:
@@ -481,7 +488,8 @@ def format_p(p):
 def compared(part):
     what = METRICS[part.metric].label
     if part.kind == "level":
-        return f"{part.a.describe()}: {what} (at least {part.min_effect:g})"
+        bound = "at most" if part.expect == "at_most" else "at least"
+        return f"{part.a.describe()}: {what} ({bound} {part.min_effect:g})"
     sign = {"ratio": "÷", "growth": "÷", "difference": "−"}[part.kind]
     growth = ", growth from 1 thread" if part.kind == "growth" else ""
     return f"{part.a.describe()} {sign} {part.b.describe()}: {what}{growth}"

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .load import ELISION, native, simulated
+from .load import ELISION, native, parse_params, simulated
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,34 @@ def _per_task(column):
         count, tasks = _cell(row, column), _cell(row, "tasks")
         return (count + 1.0) / tasks if tasks > 0 else math.nan
     return value
+
+
+def _extra_threads(row, _block):
+    """Worker threads beyond the P ones (threads_created is a gauge: the most the scheduler had
+    started by the end of the repetition)."""
+    return _cell(row, "threads_created") - _cell(row, "threads")
+
+
+def _connections(row):
+    """netmix's --conns, from the row's workload parameters (the loader keeps no parameter
+    columns); NaN for a workload without it."""
+    try:
+        return float(parse_params(row.get("workload_params", "")).get("conns", math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _threads_per_connection(row, block):
+    """Worker threads beyond the P ones per connection of the workload (netmix's --conns)."""
+    conns = _connections(row)
+    return _extra_threads(row, block) / conns if conns > 0 else math.nan
+
+
+def _live_tasks_per_connection(row, _block):
+    """The peak of live tasks, the root left out, per connection: under os-threads each live
+    task is a thread of its own."""
+    conns = _connections(row)
+    return (_cell(row, "peak_live_tasks") - 1.0) / conns if conns > 0 else math.nan
 
 
 def _idle_share(row, _block):
@@ -155,4 +183,9 @@ METRICS = {m.name: m for m in [
            (), cache_source),
     Metric("efficiency_to_bound", "efficiency / best possible", False, _efficiency_to_bound,
            ("work_span_ratio",)),
+    Metric("extra_threads", "worker threads beyond P", False, _extra_threads, ("threads_created",)),
+    Metric("threads_per_connection", "worker threads beyond P per connection", False,
+           _threads_per_connection, ("threads_created",)),
+    Metric("live_tasks_per_connection", "peak live tasks (threads) per connection", False,
+           _live_tasks_per_connection, ("peak_live_tasks",)),
 ]}

@@ -160,7 +160,13 @@ expect_refused "R12 --presets-file DIR" 2 "presets file $WORK is a directory" --
   --presets-file "$WORK" run --preset quick --out R12.csv
 expect_refused "R12 schedlab runn" 2 "unknown command 'runn'.*run" -- runn --scheduler fair
 expect_refused "R13 --memory-budget 1K" 2 "--memory-budget 1K: out of range" -- "${small[@]}" --memory-budget 1K
-for f in R7.csv R9.csv R9.meta.json R12.csv results; do [ -e "$f" ] && fail "R7-R12: a refused run created $f"; done
+# R15: an open-file limit too low for netmix's connections is refused before anything runs.
+printf '#!/bin/sh\nulimit -n 64 || exit 99\nexec "%s" "$@"\n' "$SCHEDLAB" > "$WORK/low-nofile"
+chmod +x "$WORK/low-nofile"
+SCHEDLAB="$WORK/low-nofile" expect_refused "R15 ulimit -n 64, netmix --conns 100" 2 \
+  "--conns 100 needs about [0-9]+ open files.*ulimit -n is 64.*raise it \(ulimit -n [0-9]+\) or use fewer --conns" -- \
+  run --scheduler steal-half --workload netmix --conns 100 --reps 1 --warmup 0 --out R15.csv
+for f in R7.csv R9.csv R9.meta.json R12.csv R15.csv results; do [ -e "$f" ] && fail "R7-R15: a refused run created $f"; done
 err="$("$SCHEDLAB" run --scheduler serial "${fib[@]}" "${one[@]}" --n 5 --threads 2 --out R12s.csv 2>&1 >/dev/null)" ||
   fail "R12 serial --threads 2 failed: $err"
 if [ "$(printf '%s\n' "$err" | grep -c 'serial runs on one thread')" = 1 ] &&

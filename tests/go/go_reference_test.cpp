@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../loopback.hpp"
 #include "fib/fib.hpp"
 #include "go_reference.hpp"
 #include "loops/lengths.hpp"
+#include "netmix/netmix.hpp"
 
 namespace schedlab {
 namespace {
@@ -40,7 +42,7 @@ void expect_runs(const std::string& workload, const Args& args, std::uint64_t ta
 }
 
 TEST(GoReferenceSupport, KnowsItsWorkloads) {
-  for (const char* w : {"fib-go", "fib", "loops", "iomix"})
+  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix"})
     EXPECT_TRUE(go_supports_workload(w)) << w;
   EXPECT_FALSE(go_supports_workload("matmul"));
 }
@@ -152,6 +154,39 @@ TEST_F(GoIomix, AMissingFileIsNamed) {
 TEST_F(GoIomix, AFileOfTheWrongSizeFailsTheCheck) {
   std::filesystem::resize_file(file(1), kFileSize - 1);
   EXPECT_THROW(run_go_reference("iomix", args("off"), 2, 0, 1, 0), std::runtime_error);
+}
+
+// netmix's Go twin talks to the C++ workload's echo server, whose port it is given, and checks
+// every reply itself; the server counts what it received.
+TEST_F(GoReference, NetmixAgainstTheWorkloadsServer) {
+  NetmixParams p;
+  p.conns = 12;
+  p.requests = 30;
+  p.iters = 1000;
+  p.server_delay_us = 100;
+  auto work = make_netmix(p);
+  work->prepare();
+  Args args{{"conns", "12"}, {"requests", "30"}, {"iters", "1000"}, {"server-delay-us", "100"}, {"request-bytes", "64"}};
+  for (auto& extra : work->external_args()) args.push_back(extra);
+  const std::vector<GoRun> runs = run_go_reference("netmix", args, 1, 0, 1, 0);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].tasks, 13.0);
+  ASSERT_TRUE(runs[0].threads.has_value()) << "schedlab-go reports the threads Go created";
+  EXPECT_GE(*runs[0].threads, 2u) << "at least the main thread and sysmon";
+  work->cleanup();
+}
+
+TEST_F(GoReference, NetmixRefusedConnectionIsNamed) {
+  const std::string port = std::to_string(test_util::refusing_port());
+  try {
+    run_go_reference("netmix", {{"conns", "3"}, {"requests", "2"}, {"port", port}}, 1, 0, 1, 0);
+    FAIL() << "netmix connected to a port nobody listens on";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("netmix connection "), std::string::npos) << what;
+    EXPECT_NE(what.find("cannot connect to 127.0.0.1:" + port), std::string::npos) << what;
+    EXPECT_NE(what.find("connection refused"), std::string::npos) << what;
+  }
 }
 
 // `schedlab-go loop-lengths` prints the Go generator's lengths; they must be the C++ ones.

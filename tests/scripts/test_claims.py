@@ -5,6 +5,8 @@ The data are built per part from its own criteria (variants, workloads, metric, 
 effect), so a part added to the table is tested without editing this file.
 """
 import math
+import os
+import tempfile
 import unittest
 
 import numpy as np
@@ -16,6 +18,7 @@ from schedlab_results.paired import hodges_lehmann, holm, signed_rank_p
 
 BLOCKS = 15
 TASKS = 1000.0
+CONNS = 64.0  # netmix's --conns, for the per-connection metrics
 # The defaults of the parameters the criteria's selectors change (harness/registry.cpp); a
 # sidecar carries them as `parameters`, and every row names all of its scheduler's parameters.
 DEFAULTS = {"steal-half": {"replica": "a", "local-order": "lifo", "steal-amount": "half",
@@ -31,8 +34,12 @@ def params_text(selector):
 
 
 def workload_params(part):
-    """A workload configuration the part accepts: the first allowed value of each `where` key."""
-    return " ".join(f"{k}={v[0]}" for k, v in sorted(part.where.items()))
+    """A workload configuration the part accepts: the first allowed value of each `where` key,
+    and netmix's --conns for the per-connection metrics."""
+    values = {k: v[0] for k, v in part.where.items()}
+    if part.metric in ("threads_per_connection", "live_tasks_per_connection"):
+        values["conns"] = f"{CONNS:g}"
+    return " ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
 
 def metric_columns(part, value, threads):
@@ -57,6 +64,12 @@ def metric_columns(part, value, threads):
         return {"tasks_stolen": value, "global_pops": 1}
     if m == "cache_misses_per_task":
         return {"papi_l2_dcm": value * TASKS, "tasks": TASKS}
+    if m == "extra_threads":
+        return {"threads_created": value + threads}
+    if m == "threads_per_connection":
+        return {"threads_created": value * CONNS + threads}
+    if m == "live_tasks_per_connection":
+        return {"peak_live_tasks": value * CONNS + 1}
     if m == "efficiency_to_bound":
         # the elision runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
         return {"wall_ns": 2000.0 / (threads * value), "work_span_ratio": 100.0}
@@ -134,6 +147,8 @@ def effects(part):
         return (1.0, 0.005), (1.0 / (1.0 + 4 * m), 0.005), (1.0 / (1.0 + m), 0.3)
     if part.kind == "difference":
         return (3 * m, 0.01), (0.0, 0.01), (m, 1.0)
+    if part.expect == "at_most":
+        return (m / 3, 0.01), (3 * m, 0.01), (m, 0.5)
     if part.kind == "level":
         held = 1.0 if part.metric == "efficiency_to_bound" else 3 * m
         return (held, 0.01), (m / 3, 0.01), (m, 0.5)
@@ -150,6 +165,40 @@ class EveryPartCanComeOutEachWay(unittest.TestCase):
                     self.assertEqual(result.verdict, expected,
                                      [(r.config, r.n, r.estimate, r.low, r.high, r.p_holm)
                                       for r in result.configs])
+
+
+class AtMost(unittest.TestCase):
+    """expect = "at_most", the bound the poller's thread count is judged on: a count exactly at
+    the bound is held, one above it is not, and the part is no test in Holm's family."""
+
+    def part(self):
+        return next(p for p in claims.load_criteria().parts if p.expect == "at_most")
+
+    def test_exactly_at_the_bound_is_held_and_above_it_is_not(self):
+        part = self.part()
+        self.assertEqual(part.metric, "extra_threads")
+        at = judge(part, Synthetic(part).build(part.min_effect, 0.0))
+        self.assertEqual(at.verdict, claims.HELD)
+        above = judge(part, Synthetic(part).build(part.min_effect + 1, 0.0))
+        self.assertEqual(above.verdict, claims.NOT_HELD)
+        self.assertTrue(math.isnan(at.configs[0].p_holm))
+
+    def test_at_most_is_refused_for_a_kind_other_than_level(self):
+        self.assertIn("at most", claims.compared(self.part()))
+        table = "\n".join([
+            '[noise]', 'a = { scheduler = "steal-half" }', 'b = { scheduler = "steal-half" }',
+            'workloads = ["loops"]', 'threads = "all"', 'metric = "time"',
+            '[[claim]]', 'id = "c"', 'text = "c"', 'seed = "c"',
+            '[[part]]', 'claim = "c"', 'name = "a ratio bounded from above"',
+            'a = { scheduler = "steal-half" }', 'b = { scheduler = "central" }',
+            'workloads = ["netmix"]', 'threads = "one"', 'metric = "time"', 'kind = "ratio"',
+            'expect = "at_most"', 'min_effect = 1', 'why = "-"'])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "criteria.toml")
+            with open(path, "w") as f:
+                f.write(table)
+            with self.assertRaisesRegex(ValueError, "at_most"):
+                claims.load_criteria(path)
 
 
 class Room(unittest.TestCase):

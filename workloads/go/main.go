@@ -13,10 +13,12 @@
 // ones; only the measured region is timed, and every repetition's result is checked. Each
 // measured repetition prints one JSON line on stdout:
 //
-//	{"workload":"fib-go","wall_ns":123,"tasks":N,"ok":true,"error":""}
+//	{"workload":"fib-go","wall_ns":123,"tasks":N,"threads":T,"ok":true,"error":""}
 //
 // tasks counts the goroutines one repetition starts plus one for the root (the goroutine running
-// the measured region), as schedlab counts the root task. A bad flag or a failed check prints
+// the measured region), as schedlab counts the root task. threads counts the OS threads the Go
+// runtime has created since the program started (runtime/pprof's threadcreate profile: every
+// M, sysmon's included), for the rows' threads_created. A bad flag or a failed check prints
 // one line with ok=false and the error instead, and the exit status is 1.
 //
 // `schedlab-go loop-lengths --tasks T --iters M --skew S --seed X` is not a workload: it prints
@@ -29,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 )
 
@@ -48,6 +51,7 @@ var workloads = map[string]constructor{
 	"fib":    newFibCilk,
 	"loops":  newLoops,
 	"iomix":  newIomix,
+	"netmix": newNetmix,
 }
 
 // The line printed per measured repetition, or once on failure.
@@ -55,6 +59,7 @@ type result struct {
 	Workload string `json:"workload"`
 	WallNs   int64  `json:"wall_ns"`
 	Tasks    uint64 `json:"tasks"`
+	Threads  int    `json:"threads"`
 	OK       bool   `json:"ok"`
 	Error    string `json:"error"`
 }
@@ -80,7 +85,7 @@ func fail(out io.Writer, name string, err error) int {
 func runMain(args []string, out io.Writer) int {
 	if len(args) == 0 {
 		return fail(out, "", fmt.Errorf("no workload given: use schedlab-go WORKLOAD "+
-			"[--PARAM VALUE ...] with WORKLOAD one of fib-go, fib, loops, iomix"))
+			"[--PARAM VALUE ...] with WORKLOAD one of fib-go, fib, loops, iomix, netmix"))
 	}
 	name := args[0]
 	// Not a workload: prints the loops workload's per-task lengths, so that a test can compare
@@ -91,7 +96,7 @@ func runMain(args []string, out io.Writer) int {
 	newWorkload, found := workloads[name]
 	if !found {
 		return fail(out, name,
-			fmt.Errorf("unknown workload %q: choose one of fib-go, fib, loops, iomix", name))
+			fmt.Errorf("unknown workload %q: choose one of fib-go, fib, loops, iomix, netmix", name))
 	}
 
 	flags := newFlagSet(name)
@@ -115,7 +120,7 @@ func runMain(args []string, out io.Writer) int {
 		}
 		if rep >= *warmup {
 			printLine(out, result{Workload: name, WallNs: wall.Nanoseconds(),
-				Tasks: w.goroutinesPerRun() + 1, OK: true})
+				Tasks: w.goroutinesPerRun() + 1, Threads: pprof.Lookup("threadcreate").Count(), OK: true})
 		}
 	}
 	return 0
