@@ -31,7 +31,11 @@ void FiberRuntime::io_wait(int fd, PollDesc* desc, IoWait what) {
   Poller* poller = netpoll_.get();
   if (Poller::take_ready(*desc, what)) return;  // an edge came since the last wait
   suspend_current([this, poller, desc, what](Task& me, Worker& here) {
-    if (!poller->park(*desc, what, me)) policy_->submit_ready(me, &here);
+    if (poller->park(*desc, what, me)) {
+      policy_->on_network_wait(here);
+    } else {
+      policy_->submit_ready(me, &here);
+    }
   });
 }
 

@@ -68,6 +68,10 @@ class Policy {
   // any policy can use) or `integrated`. Constant; --netpoll off (RuntimeConfig::netpoll)
   // overrides it with `off`.
   virtual NetpollMode netpoll_mode() const { return NetpollMode::thread; }
+  // (integrated only) A task that ran on `w` has just parked on the poller, from the switch
+  // action of its suspension (the poller counts it among its waiters already). steal-half wakes
+  // its system monitor, which must poll while every P runs other tasks.
+  virtual void on_network_wait(Worker&) {}
 
   // Adds policy-level counters (those not kept per worker) to a snapshot.
   virtual void add_counters(CounterSet&) const {}

@@ -167,5 +167,56 @@ TEST(StealHalfNetpoll, NetpollOffHandsThePOn) {
   EXPECT_EQ(poller_of(*s), nullptr) << "no poller is made when it is off";
 }
 
+// One P kept busy by a stream of short tasks (every wait of the root finds its batch queued, so
+// the M never runs out of local work and never polls itself), while a reader's byte arrives:
+// only the system monitor's poll ("nobody has polled for 10 ms") sees the socket, queues the
+// reader globally, and the P's 1-in-61 look at the global queue runs it. Without that poll the
+// reader would wait for the stream to end (5 s), and the test fails naming the monitor. The
+// local order is FIFO so that the reader, queued before the first batch, parks on its socket
+// first (under LIFO each new batch would run before it).
+TEST(StealHalfNetpoll, TheMonitorPollsWhileEveryPRunsOtherTasks) {
+  RuntimeConfig rc;
+  rc.threads = 1;
+  StealHalfConfig c;
+  c.handoff = HandOff::off;  // the monitor runs for the network alone
+  c.order = LocalOrder::fifo;
+  auto s = make_steal_half(rc, c);
+  Pair pair;
+  std::atomic<bool> read{false};
+  bool read_during_stream = false, written = false;
+  s->run([&] {
+    WaitGroup wg;
+    wg.go([&] {
+      Socket in = pair.take_reader();
+      char ch;
+      if (Tasks::read_full(in, &ch, 1).bytes == 1) read = true;
+    });
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (!read.load() && Clock::now() < deadline) {
+      WaitGroup batch;
+      for (int i = 0; i < 100; ++i) batch.go([] {
+          for (volatile int k = 0; k < 1000; k = k + 1) {
+          }
+        });
+      batch.wait();
+      // Once the reader parked (the stream's first batches ran first under LIFO), send its byte.
+      const Poller* poller = poller_of(*s);
+      if (!written && poller != nullptr && poller->waiters() == 1) {
+        pair.send_byte();
+        written = true;
+      }
+    }
+    read_during_stream = read.load();
+    if (!written) pair.send_byte();  // the reader never parked: let it finish, the check below fails
+    wg.wait();
+  });
+  EXPECT_TRUE(written) << "the reader never parked on its socket during the stream";
+  EXPECT_TRUE(read_during_stream) << "the reader ran only after the stream of tasks ended: the system monitor did "
+                                     "not poll the network while the P was busy";
+  const CounterSet k = s->counters();
+  EXPECT_GE(k[Counter::sysmon_wakeups], 1u);
+  EXPECT_EQ(k[Counter::threads_created], 1u) << "the monitor is no worker";
+}
+
 }  // namespace
 }  // namespace schedlab

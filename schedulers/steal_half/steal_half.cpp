@@ -316,6 +316,12 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
 
   // The workers poll the runtime's poller themselves (see "The network poller" above).
   NetpollMode netpoll_mode() const override { return NetpollMode::integrated; }
+  // A task parked on a socket: the monitor watches it from now on (its netpoll), so that a
+  // ready socket is seen while every P runs other tasks. A load, unless the monitor sleeps
+  // deeply; the poller counted the waiter (seq_cst) before this.
+  void on_network_wait(Worker&) override {
+    if (sysmon_) sysmon_->note_network_wait();
+  }
 
   // Executed by w's thread, holding a P, as its task enters schedlab::blocking(f).
   void blocking_begin(Worker& w) override {
