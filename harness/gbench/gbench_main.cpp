@@ -330,7 +330,7 @@ std::vector<std::unique_ptr<Spec>> g_specs;
 struct RawSpec {
   std::string name;
   FibShape shape;
-  int n, cutoff;
+  int n, cutoff, base;  // base: the go shape's base case (fib.hpp)
   unsigned threads;
 };
 std::vector<std::unique_ptr<RawSpec>> g_raw_specs;
@@ -339,11 +339,11 @@ void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
   release_live();  // one oneTBB arena limit at a time (tbb.cpp's ParallelismLimit)
   RawTbbFib fib(spec.threads);
   const std::uint64_t want = fib_reference(spec.n);
-  const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff) + 1);  // root too
+  const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff, spec.base) + 1);  // root too
   double run_ns = 0, iterations = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff)
+    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff, spec.base)
                                                          : fib.fib_cilk(spec.n, spec.cutoff);
     const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(ns / 1e9);
@@ -365,7 +365,8 @@ void register_raw_tbb(const Options& o) {
     for (unsigned t : o.threads) {
       auto spec = std::make_unique<RawSpec>(RawSpec{
           "raw:tbb-task-group/work:" + w.name + "/threads:" + std::to_string(t), shape,
-          static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")), t});
+          static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")),
+          wp.count("base") != 0 ? static_cast<int>(param_int(wp, "base")) : kFibSeedBase, t});
       const RawSpec* raw = spec.get();
       g_raw_specs.push_back(std::move(spec));
       benchmark::RegisterBenchmark(raw->name.c_str(), [raw](benchmark::State& st) { run_raw_tbb(st, *raw); })
