@@ -281,7 +281,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--scheduler", o.schedulers, "Schedulers, comma-separated (see list)");
   run->add_option("--workload", o.workloads, "Workloads, comma-separated (see list)");
   run->add_option("--threads", o.threads,
-                  "Worker thread counts, comma-separated (GOMAXPROCS), or auto: 1, 2, 4, ... up to the usable CPUs")
+                  "Worker thread counts, comma-separated (GOMAXPROCS), or auto: 1, 2, 4, ... up to the usable CPUs, "
+                  "or all: the usable CPUs' count")
       ->capture_default_str();
   o.reps_opt = run->add_option("--reps", o.reps, "Measured repetitions per case (a preset sets its own)")
                    ->capture_default_str();
