@@ -207,7 +207,8 @@ def field_peers(theirs, measured):
         seen.add(key)
         others = group[group["scheduler"] == ""].sort_values("ratio")
         listed = ", ".join(f"{r.runtime} {_fmt_ratio(r.ratio)}" for r in others.itertuples())
-        lines.append(f"{p0['benchmark']} at {key[2]} threads ({p0['source']}, {p0['hardware']}, {p0['date']}): "
+        lines.append(f"{p0['benchmark']} at {key[2]} thread{'s' if key[2] != 1 else ''} "
+                     f"({p0['source']}, {p0['hardware']}, {p0['date']}): "
                      f"{listed}")
     return lines
 
