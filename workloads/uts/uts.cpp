@@ -22,9 +22,10 @@
 //
 // Tasks. Each node computes its children's states, spawns one task per child and waits for
 // them all; each child returns its subtree's counts through its own slot. Every node but the
-// root is a task, so a run spawns `nodes - 1` tasks, known from the table. (libfork's and BOTS's
-// ports spawn every child too; libfork's oneTBB port runs the last child inline.) A node's work
-// is one SHA-1 per child plus the drawing of its own number of children.
+// root is a task, so a run spawns `nodes - 1` tasks, known from the table. (BOTS spawns every
+// child too; libfork's ports, its own and its oneTBB one, fork every child but the last, which
+// they call inline.) A node's work is one SHA-1 per child plus the drawing of its own number of
+// children.
 //
 // The `mini-` trees are not UTS's: they follow T1's and T3's rules at sizes the conformance and
 // sanitizer tests and the quick preset can afford. Their sizes were computed by this program,
