@@ -15,8 +15,9 @@
 // the scheduler (e.g. os-threads' live-thread limit) is reported with SkipWithError.
 //
 // Parameters: every scheduler and workload runs with its registry defaults, except that the
-// fib shapes run smaller (fib-go n=20, fib n=22; see kGbenchDefaults) so that a whole sweep stays
-// quick and fits under os-threads' default max-live-threads. Override any parameter with
+// fib shapes and the field's trees run smaller (fib-go n=20, fib n=22, skynet 10^4, nqueens 8,
+// uts mini-T1; see kGbenchDefaults) so that a whole sweep stays quick and fits under os-threads'
+// default max-live-threads. Override any parameter with
 // `--schedlab_param NAME=VALUE` (repeatable; also `--schedlab_param=NAME=VALUE`) or with the
 // environment variable SCHEDLAB_PARAMS="NAME=VALUE NAME=VALUE" (flags win). A parameter applies
 // to every scheduler and workload that declares it, as with `schedlab run --NAME`. Thread counts
@@ -73,10 +74,14 @@
 namespace schedlab {
 namespace {
 
-// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes).
+// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes
+// and the field's trees: the sizes the field preset gives os-threads and boost-fiber-shared).
 const std::map<std::string, ParamValues> kGbenchDefaults = {
     {"fib-go", {{"n", "20"}}},
     {"fib", {{"n", "22"}}},
+    {"skynet", {{"leaves", "10000"}}},
+    {"nqueens", {{"n", "8"}}},
+    {"uts", {{"tree", "mini-T1"}}},
 };
 
 struct Options {

@@ -42,6 +42,9 @@ AGREE_FACTOR = 2.0
 # a size (may differ, and the table says so).
 SHAPE_PARAMS = {"fib-go": ("base", "cutoff"), "fib": ("cutoff",), "matmul": ("block", "element"),
                 "skynet": (), "nqueens": (), "uts": ("tree",)}
+# What a workload's published figures are when they are not times (the row says so).
+NOT_TIMES = {"uts": "UTS's published figures are its trees' sizes, which every run checks; no published "
+                    "time with oneTBB is in results/published"}
 THREADS_NOTE = ("published at {theirs} threads, here {ours}: a ratio at another thread count "
                 "measures scaling, not per-task cost; shown, not judged")
 TIME_METRICS = ("wall_ms", "wall_us")
@@ -98,10 +101,18 @@ def published_ratios(published):
                                       "scheduler", "threads", "ratio", "hardware", "date"])
 
 
+def _paired(pairs):
+    """(estimate, low, high, blocks) of log(time / tbb's time) over these pairs of rows."""
+    x = np.log(pairs["wall_ns"].to_numpy(dtype=float) / pairs["wall_ns_tbb"].to_numpy(dtype=float))
+    estimate, low, high = hodges_lehmann(x) if len(x) else (math.nan, -math.inf, math.inf)
+    return estimate, low, high, len(x)
+
+
 def measured_ratios(rows):
     """Per case (workload, params, variant, threads): the median ns per task, and the paired
     ratio of its time to tbb's at the same threads in the same blocks, with its interval. Blocks
-    where another process took CPU time (`noisy`) are left out when unflagged ones remain."""
+    where another process took CPU time (`noisy`) are left out while the rest still bound an
+    interval; otherwise every block counts and the row is marked `flagged`."""
     rows = native(rows)
     rows = rows.assign(_flagged=flagged(rows).to_numpy())
     block = ["source", "run_id", "block_index", "rep"] if "block_index" in rows else ["source", "run_id", "rep"]
@@ -113,14 +124,15 @@ def measured_ratios(rows):
                    (rows["scheduler"] == REFERENCE) & (rows["threads"] == threads)]
         pairs = group.merge(tbb[block + ["wall_ns", "_flagged"]], on=block, suffixes=("", "_tbb"))
         clean = pairs[~(pairs["_flagged"] | pairs["_flagged_tbb"])]
-        used = clean if len(clean) else pairs
-        x = np.log(used["wall_ns"].to_numpy(dtype=float) / used["wall_ns_tbb"].to_numpy(dtype=float))
-        estimate, low, high = hodges_lehmann(x) if len(x) else (math.nan, -math.inf, math.inf)
+        estimate, low, high, blocks = _paired(clean)
+        flagged_used = len(clean) < len(pairs) and (math.isinf(low) or not blocks)
+        if flagged_used:
+            estimate, low, high, blocks = _paired(pairs)
         out.append({"workload": workload, "params": params, "variant": variant,
                     "scheduler": scheduler, "threads": int(threads), "ns_per_task": per_task,
                     "ratio": math.exp(estimate) if not math.isnan(estimate) else math.nan,
-                    "low": math.exp(low), "high": math.exp(high), "blocks": len(x),
-                    "flagged": len(clean) == 0 and len(pairs) > 0})
+                    "low": math.exp(low), "high": math.exp(high), "blocks": blocks,
+                    "flagged": flagged_used})
     return pd.DataFrame(out)
 
 
@@ -162,7 +174,7 @@ def comparison(measured, theirs):
                             theirs["params"].map(lambda p, w=m["workload"]: shape(w, p) == my_shape)]
         mine = same_shape[same_shape["scheduler"] == m["scheduler"]]
         match = _closest(mine, m["threads"])
-        row = dict(m, published="—", source="", verdict="no published figure", note="")
+        row = dict(m, published="—", source="", verdict="no published figure", note=NOT_TIMES.get(m["workload"], ""))
         if m["scheduler"] == REFERENCE:
             row["verdict"] = "reference"
         if not match.empty and m["scheduler"] != REFERENCE:
@@ -214,10 +226,11 @@ def field_peers(theirs, measured):
 
 
 def blocks(results, directory=PUBLISHED_DIR):
-    """The report's section, or [] when no workload of these runs has a published figure."""
+    """The report's section, or [] when these runs have none of the field's workloads (the ones
+    SHAPE_PARAMS names) or no published figures to set beside them."""
     published = load_published(directory)
     rows = results.rows
-    rows = rows[rows["workload"].isin(set(published["workload"]))]
+    rows = rows[rows["workload"].isin(set(SHAPE_PARAMS))] if len(published) else rows.iloc[0:0]
     if rows.empty or REFERENCE not in set(rows["scheduler"]):
         return []
     measured = measured_ratios(rows)

@@ -104,7 +104,13 @@ class ComparisonTest(unittest.TestCase):
         text = doc.render_markdown(blocks)
         self.assertIn("Judged: 1 rows, 1 agree", text)
         self.assertIn("libfork (lazy_pool)", text)  # the field's runtimes, listed beside
-        # No published figure for the workload, or no oneTBB to pair with: no section at all.
+        # UTS's published figures are sizes, not times: its rows say so.
+        uts = literature.blocks(runs({("tbb", 1): 100, ("steal-half", 1): 40}, workload="uts", params="tree=T1"),
+                                PUBLISHED)
+        uts_rows = next(b for b in uts if isinstance(b, doc.Table)).rows
+        self.assertTrue(all(r[7] in ("no published figure", "reference") for r in uts_rows), uts_rows)
+        self.assertIn("trees' sizes", uts_rows[0][8])
+        # Not one of the field's workloads, or no oneTBB to pair with: no section at all.
         self.assertEqual(literature.blocks(runs({("tbb", 1): 1, ("serial", 1): 1}, workload="loops", params="tasks=1"),
                                            PUBLISHED), [])
         self.assertEqual(literature.blocks(runs({("serial", 1): 1}), PUBLISHED), [])
