@@ -161,8 +161,10 @@ void kill_go_reference() noexcept {
 }
 
 bool go_supports_workload(const std::string& workload) {
-  return workload == "fib-go" || workload == "fib" || workload == "loops" || workload == "iomix" ||
-         workload == "netmix";
+  for (const char* twin : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts"}) {
+    if (workload == twin) return true;
+  }
+  return false;
 }
 
 std::vector<GoRun> run_go_reference(const std::string& workload,

@@ -1,7 +1,8 @@
 // go_reference.hpp: the go-runtime reference rows.
 //
 // The seeds' programs are Go programs; schedlab runs their shapes on Go's own scheduler too, as a
-// reference next to the C++ schedulers. They live in workloads/go (one binary, schedlab-go, built
+// reference next to the C++ schedulers, and the field's benchmarks (skynet was a Go program
+// first) beside them. They live in workloads/go (one binary, schedlab-go, built
 // when a Go toolchain is found) and mirror the C++ workloads of the same names. Each run is a
 // child process with GOMAXPROCS = threads; the program times only its measured region, checks
 // its result and prints one JSON line per measured repetition, read here.
@@ -24,7 +25,8 @@ std::string go_reference_binary();
 // Empty if the go-runtime reference can run, else why not (one line, with the fix).
 std::optional<std::string> go_reference_unavailable();
 
-// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix, netmix.
+// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix, netmix,
+// skynet, nqueens, uts.
 bool go_supports_workload(const std::string& workload);
 
 // Kills the running schedlab-go, if any, with its process group (it runs in a group of its own,

@@ -220,11 +220,13 @@ std::vector<unsigned> auto_thread_counts() {
 
 std::vector<unsigned> thread_counts(const std::string& item) {
   if (item == "auto") return auto_thread_counts();
+  if (item == "all") return {std::min(usable_cpus(), kMaxThreads)};
   const ParamSpec spec{"threads", ParamKind::integer, "1", "", 1, kMaxThreads, {}};
   try {
     return {static_cast<unsigned>(std::stoul(spec.canonical(item)))};
   } catch (const ParamError& e) {
-    throw ParamError(std::string(e.what()) + ", or auto (1, 2, 4, ... up to the CPUs this process may use)");
+    throw ParamError(std::string(e.what()) +
+                     ", or auto (1, 2, 4, ... up to the CPUs this process may use), or all (those CPUs' count)");
   }
 }
 

@@ -95,7 +95,9 @@ std::optional<SimGeometry> cache_geometry_for(const RunRequest& request, const s
 // that fits the machine (`--threads auto`; a preset's "threads": "auto").
 std::vector<unsigned> auto_thread_counts();
 // The thread counts of a --threads list item or a preset's entry: a count in 1..kMaxThreads,
-// or "auto". Throws ParamError naming the value and what is accepted.
+// "auto", or "all" (the CPUs this process may use: the field preset's "all usable CPUs", the
+// thread count of the field's published summary tables). Throws ParamError naming the value and
+// what is accepted.
 std::vector<unsigned> thread_counts(const std::string& item);
 
 }  // namespace schedlab

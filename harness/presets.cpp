@@ -64,7 +64,8 @@ std::vector<std::string> text_list(const json& v, const std::string& where) {
   return out;
 }
 
-// "auto" (the machine's own sweep, plan.hpp), or a list of counts (which may include "auto").
+// "auto" (the machine's own sweep, plan.hpp), "all" (its CPUs' count), or a list of counts
+// (which may include either).
 std::vector<unsigned> thread_list(const json& v, const std::string& where) {
   std::vector<unsigned> out;
   for (const std::string& item : text_list(v, where)) {

@@ -15,10 +15,13 @@
 #include "matmul/matmul.hpp"
 #include "metadata.hpp"
 #include "netmix/netmix.hpp"
+#include "nqueens/nqueens.hpp"
 #include "os_threads/os_threads.hpp"
 #include "recurse/recurse.hpp"
 #include "serial/serial.hpp"
+#include "skynet/skynet.hpp"
 #include "steal_half/steal_half.hpp"
+#include "uts/uts.hpp"
 #if SCHEDLAB_WITH_TBB
 #include "tbb/tbb.hpp"
 #endif
@@ -318,6 +321,31 @@ std::vector<SchedulerEntry> build_schedulers() {
   return r;
 }
 
+// The field's standard task benchmarks (README, "The field's benchmarks"), one entry each.
+WorkloadEntry skynet_entry() {
+  const SkynetParams defaults;
+  return {"skynet", "the skynet microbenchmark: a 10-way tree of tasks down to --leaves, each leaf returning its index, "
+          "each parent the sum of its children's",
+          {integer("leaves", static_cast<std::int64_t>(defaults.leaves), 1, static_cast<std::int64_t>(kSkynetMaxLeaves),
+                   "leaves of the tree, a power of 10 (1e6: the original; 1e8: tzcnt/runtime-benchmarks')")},
+          [](const ParamValues& p) { return make_skynet(SkynetParams{static_cast<std::uint64_t>(param_int(p, "leaves"))}); }};
+}
+
+WorkloadEntry nqueens_entry() {
+  return {"nqueens", "N-queens: one task per legal placement of the next queen, joined; counts the solutions",
+          {integer("n", NqueensParams{}.n, 1, kNqueensMaxN, "the board is n x n (14: the field's size)")},
+          [](const ParamValues& p) { return make_nqueens(NqueensParams{static_cast<int>(param_int(p, "n"))}); }};
+}
+
+WorkloadEntry uts_entry() {
+  std::vector<std::string> trees;
+  for (const UtsTree& t : uts_trees()) trees.emplace_back(t.name);
+  return {"uts", "Unbalanced Tree Search: a tree drawn from a SHA-1 random stream, one task per node, counted",
+          {choice("tree", "T1", trees,
+                  "UTS's named trees (T1, T3: ~4M nodes; T1L, T3L: ~100M) or the small mini- trees (tests, quick preset)")},
+          [](const ParamValues& p) { return make_uts(param_str(p, "tree")); }};
+}
+
 std::vector<WorkloadEntry> build_workloads() {
   std::vector<WorkloadEntry> r;
   auto fib_params = [](int default_n) {
@@ -327,12 +355,17 @@ std::vector<WorkloadEntry> build_workloads() {
   };
   auto fib_make = [](FibShape shape) {
     return [shape](const ParamValues& p) {
-      return make_fib(shape, FibParams{static_cast<int>(param_int(p, "n")),
-                                       static_cast<int>(param_int(p, "cutoff"))});
+      FibParams f{static_cast<int>(param_int(p, "n")), static_cast<int>(param_int(p, "cutoff"))};
+      if (p.count("base") != 0) f.base = static_cast<int>(param_int(p, "base"));
+      return make_fib(shape, f);
     };
   };
+  std::vector<ParamSpec> fib_go_params = fib_params(27);
+  fib_go_params.push_back(integer("base", kFibSeedBase, 1, kFibSeedBase,
+                                  "calls with n <= base return at once: 2, the seed's fib(1) = fib(2) = 1; "
+                                  "1, tzcnt's fib(n) = n below 2 (fib(2) spawns fib(1) and fib(0))"));
   r.push_back({"fib-go", "fork-join fib, goroutine shape: every call spawns fib(n-1) and fib(n-2) and joins both",
-               fib_params(27), fib_make(FibShape::go)});
+               fib_go_params, fib_make(FibShape::go)});
   r.push_back({"fib", "fork-join fib, Cilk shape: spawn fib(n-1), compute fib(n-2) inline, join",
                fib_params(30), fib_make(FibShape::cilk)});
 
@@ -404,8 +437,12 @@ std::vector<WorkloadEntry> build_workloads() {
                }});
   r.push_back({"matmul", "recursive blocked matrix multiply C = A B (8 sub-products per level, two phases of 4)",
                {integer("dim", 512, 1, 16384, "matrix dimension, a power of two"),
-                integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two")},
-               [u64](const ParamValues& p) { return make_matmul(MatmulParams{u64(p, "dim"), u64(p, "block")}); }});
+                integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two"),
+                choice("element", "double", {"double", "int32"},
+                       "element type: double, or int32 as tzcnt/runtime-benchmarks runs it (--dim 2048 --block 32)")},
+               [u64](const ParamValues& p) {
+                 return make_matmul(MatmulParams{u64(p, "dim"), u64(p, "block"), param_str(p, "element")});
+               }});
   const RecurseParams recurse;
   r.push_back({"recurse", "--tasks tasks, each recursing --depth calls deep with a 256-byte frame per call: meets "
                "the stack limits on purpose (a --depth past --stack-size / 256 overflows a fiber stack)",
@@ -413,6 +450,9 @@ std::vector<WorkloadEntry> build_workloads() {
                 integer("depth", static_cast<std::int64_t>(recurse.depth), 0, 100000,
                         "calls deep each task recurses, 256 bytes of stack each")},
                [u64](const ParamValues& p) { return make_recurse(RecurseParams{u64(p, "tasks"), u64(p, "depth")}); }});
+  r.push_back(skynet_entry());
+  r.push_back(nqueens_entry());
+  r.push_back(uts_entry());
   return r;
 }
 

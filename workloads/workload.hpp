@@ -35,7 +35,9 @@ class Workload {
   virtual void run_elision() = 0;
   // Called after each run: empty if the result is right, otherwise what was wrong.
   virtual std::string check() = 0;
-  // Tasks one run spawns, root excluded, when the workload can count them in advance.
+  // Tasks one run spawns, root excluded, when the workload can count them in advance (nqueens
+  // beyond its table: the count its last run carried through its joins, nothing before a run;
+  // nqueens.cpp says why that still checks exactly-once).
   virtual std::optional<std::uint64_t> expected_tasks() const { return std::nullopt; }
   // Total work over the longest task (W / Lmax), when the workload knows its task lengths:
   // on P processors no schedule beats an efficiency of min(1, W / (P x Lmax)).

@@ -15,8 +15,9 @@
 // the scheduler (e.g. os-threads' live-thread limit) is reported with SkipWithError.
 //
 // Parameters: every scheduler and workload runs with its registry defaults, except that the
-// fib shapes run smaller (fib-go n=20, fib n=22; see kGbenchDefaults) so that a whole sweep stays
-// quick and fits under os-threads' default max-live-threads. Override any parameter with
+// fib shapes and the field's trees run smaller (fib-go n=20, fib n=22, skynet 10^4, nqueens 8,
+// uts mini-T1; see kGbenchDefaults) so that a whole sweep stays quick and fits under os-threads'
+// default max-live-threads. Override any parameter with
 // `--schedlab_param NAME=VALUE` (repeatable; also `--schedlab_param=NAME=VALUE`) or with the
 // environment variable SCHEDLAB_PARAMS="NAME=VALUE NAME=VALUE" (flags win). A parameter applies
 // to every scheduler and workload that declares it, as with `schedlab run --NAME`. Thread counts
@@ -73,10 +74,14 @@
 namespace schedlab {
 namespace {
 
-// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes).
+// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes
+// and the field's trees: the sizes the field preset gives os-threads and boost-fiber-shared).
 const std::map<std::string, ParamValues> kGbenchDefaults = {
     {"fib-go", {{"n", "20"}}},
     {"fib", {{"n", "22"}}},
+    {"skynet", {{"leaves", "10000"}}},
+    {"nqueens", {{"n", "8"}}},
+    {"uts", {{"tree", "mini-T1"}}},
 };
 
 struct Options {
@@ -330,7 +335,7 @@ std::vector<std::unique_ptr<Spec>> g_specs;
 struct RawSpec {
   std::string name;
   FibShape shape;
-  int n, cutoff;
+  int n, cutoff, base;  // base: the go shape's base case (fib.hpp)
   unsigned threads;
 };
 std::vector<std::unique_ptr<RawSpec>> g_raw_specs;
@@ -339,11 +344,11 @@ void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
   release_live();  // one oneTBB arena limit at a time (tbb.cpp's ParallelismLimit)
   RawTbbFib fib(spec.threads);
   const std::uint64_t want = fib_reference(spec.n);
-  const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff) + 1);  // root too
+  const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff, spec.base) + 1);  // root too
   double run_ns = 0, iterations = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff)
+    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff, spec.base)
                                                          : fib.fib_cilk(spec.n, spec.cutoff);
     const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(ns / 1e9);
@@ -365,7 +370,8 @@ void register_raw_tbb(const Options& o) {
     for (unsigned t : o.threads) {
       auto spec = std::make_unique<RawSpec>(RawSpec{
           "raw:tbb-task-group/work:" + w.name + "/threads:" + std::to_string(t), shape,
-          static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")), t});
+          static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")),
+          wp.count("base") != 0 ? static_cast<int>(param_int(wp, "base")) : kFibSeedBase, t});
       const RawSpec* raw = spec.get();
       g_raw_specs.push_back(std::move(spec));
       benchmark::RegisterBenchmark(raw->name.c_str(), [raw](benchmark::State& st) { run_raw_tbb(st, *raw); })

@@ -15,12 +15,12 @@
 namespace schedlab {
 namespace {
 
-std::uint64_t go_shape(int n, int cutoff) {
-  if (n <= 2 || n <= cutoff) return fib_serial_go(n);
+std::uint64_t go_shape(int n, int cutoff, int base) {
+  if (n <= base || n <= cutoff) return fib_serial_go(n, base);
   std::uint64_t a = 0, b = 0;
   tbb::task_group g;
-  g.run([&a, n, cutoff] { a = go_shape(n - 1, cutoff); });
-  g.run([&b, n, cutoff] { b = go_shape(n - 2, cutoff); });
+  g.run([&a, n, cutoff, base] { a = go_shape(n - 1, cutoff, base); });
+  g.run([&b, n, cutoff, base] { b = go_shape(n - 2, cutoff, base); });
   g.wait();
   return a + b;
 }
@@ -49,9 +49,9 @@ struct RawTbbFib::Arena {
 RawTbbFib::RawTbbFib(unsigned threads) : arena_(std::make_unique<Arena>(threads)) {}
 RawTbbFib::~RawTbbFib() = default;
 
-std::uint64_t RawTbbFib::fib_go(int n, int cutoff) {
+std::uint64_t RawTbbFib::fib_go(int n, int cutoff, int base) {
   std::uint64_t r = 0;
-  arena_->arena.execute([&r, n, cutoff] { r = go_shape(n, cutoff); });
+  arena_->arena.execute([&r, n, cutoff, base] { r = go_shape(n, cutoff, base); });
   return r;
 }
 

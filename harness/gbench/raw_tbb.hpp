@@ -17,8 +17,8 @@ class RawTbbFib {
   RawTbbFib& operator=(const RawTbbFib&) = delete;
 
   // fib(n) in the goroutine shape: both children spawned into one task_group, then wait().
-  // Calls with n <= cutoff are computed serially, as workloads/fib does.
-  std::uint64_t fib_go(int n, int cutoff);
+  // Calls with n <= cutoff or n <= base are computed serially, as workloads/fib does.
+  std::uint64_t fib_go(int n, int cutoff, int base);
   // fib(n) in the Cilk shape: fib(n-1) spawned, fib(n-2) computed inline, then wait().
   std::uint64_t fib_cilk(int n, int cutoff);
 

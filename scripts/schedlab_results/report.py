@@ -5,7 +5,7 @@ import datetime
 import math
 import os
 
-from . import claims, doc
+from . import claims, doc, literature
 from .load import CASE_KEY, flagged, native, natural_key
 from .stats import summarise
 
@@ -302,6 +302,9 @@ def write(results, sections, claim_figures, table, out_dir):
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:
         blocks += [doc.Heading(3, s.title)] + s.blocks
+    beside = literature.blocks(results)  # only where a workload has published figures
+    if beside:
+        blocks += [doc.Heading(2, "Beside the literature")] + beside
     blocks += [doc.Heading(2, "Runs")] + runs_blocks(results)
     blocks += [doc.Heading(2, "Machine")] + machine_blocks(results)
     blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)

@@ -61,7 +61,7 @@ expect_refused "no near command" 2 "unknown command 'benchmark': choose one of" 
 before=$failures
 help="$("$SCHEDLAB" run --help)"
 for option in '--reps UINT=5 ' '--warmup UINT=1 ' '--threads TEXT=1 ' '--counters TEXT=default ' \
-              '--trace-max-events UINT.*=1000000$' 'naming the case \(default: off\)$' '--n TEXT.*\(default: fib-go 27, fib 30\)$' \
+              '--trace-max-events UINT.*=1000000$' 'naming the case \(default: off\)$' '--n TEXT.*\(default: fib-go 27, fib 30, nqueens 12\)$' \
               '--cold TEXT.*\(default: off\)$'; do
   printf '%s\n' "$help" | grep -Eq -- "$option" || fail "--help lacks $option"
 done

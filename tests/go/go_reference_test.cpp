@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,9 @@
 #include "go_reference.hpp"
 #include "loops/lengths.hpp"
 #include "netmix/netmix.hpp"
+#include "nqueens/nqueens.hpp"
+#include "skynet/skynet.hpp"
+#include "uts/uts.hpp"
 
 namespace schedlab {
 namespace {
@@ -42,7 +46,7 @@ void expect_runs(const std::string& workload, const Args& args, std::uint64_t ta
 }
 
 TEST(GoReferenceSupport, KnowsItsWorkloads) {
-  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix"})
+  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts"})
     EXPECT_TRUE(go_supports_workload(w)) << w;
   EXPECT_FALSE(go_supports_workload("matmul"));
 }
@@ -71,6 +75,38 @@ TEST_F(GoReference, FibShapesCountTasksAsSchedlab) {
     expect_runs("fib", args, fib_tasks(FibShape::cilk, n, cutoff) + 1);
   }
   expect_runs("fib", {{"n", "0"}, {"cutoff", "0"}}, 1);
+}
+
+// tzcnt's fib shape: base 1.
+TEST_F(GoReference, FibGoBaseOne) {
+  for (const int n : {0, 2, 15}) {
+    expect_runs("fib-go", {{"n", std::to_string(n)}, {"cutoff", "0"}, {"base", "1"}},
+                fib_tasks(FibShape::go, n, 0, 1) + 1);
+  }
+}
+
+// The field's benchmarks: each twin checks its own answer and counts its goroutines as
+// schedlab counts tasks (the table's sizes).
+TEST_F(GoReference, FieldWorkloadsCountTasksAsSchedlab) {
+  expect_runs("skynet", {{"leaves", "10000"}}, skynet_tasks(10000) + 1);
+  expect_runs("skynet", {{"leaves", "1"}}, 1);
+  expect_runs("nqueens", {{"n", "8"}}, *nqueens_tasks(8) + 1);
+  for (const char* tree : {"mini-T1", "mini-T3"}) expect_runs("uts", {{"tree", tree}}, uts_tree(tree).nodes);
+}
+
+TEST_F(GoReference, FieldWorkloadsRefuseBadParameters) {
+  for (const auto& [workload, args, says] : std::vector<std::tuple<std::string, Args, std::string>>{
+           {"skynet", {{"leaves", "20"}}, "--leaves 20 is not a power of 10"},
+           {"nqueens", {{"n", "21"}}, "--n 21 is out of range: use 1 <= n <= 20"},
+           {"uts", {{"tree", "T9"}}, "--tree T9 is not a known tree"},
+           {"fib-go", {{"base", "3"}}, "--base 3 is not a base case"}}) {
+    try {
+      run_go_reference(workload, args, 1, 0, 1, 0);
+      ADD_FAILURE() << workload << " accepted " << says;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(GoReference, WarmupAndRepetitions) {

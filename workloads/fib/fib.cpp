@@ -9,6 +9,10 @@
 // tasks, and the parent keeps working while its child waits, so it is the fairer measure of
 // per-task overhead.
 //
+// The field's fib benchmarks are these two shapes: tzcnt/runtime-benchmarks' fib(39) is fib-go
+// with --base 1 (both branches spawned with oneTBB's parallel_invoke, fib(n) = n below 2), and
+// libfork's fib(40) (fork n-1, call n-2, n < 2 returns n) is `fib` itself.
+//
 // Neither shape has a cutoff by default: with tiny tasks the scheduler's own cost dominates,
 // which is what the per-task figures are about. --cutoff makes leaves serial (granularity).
 #include "fib.hpp"
@@ -25,6 +29,7 @@ std::uint64_t fib_serial_go(int n) { return n <= 2 ? 1 : fib_serial_go(n - 1) + 
 std::uint64_t fib_serial_cilk(int n) {
   return n < 2 ? static_cast<std::uint64_t>(n) : fib_serial_cilk(n - 1) + fib_serial_cilk(n - 2);
 }
+std::uint64_t fib_serial_go(int n, int base) { return base == kFibSeedBase ? fib_serial_go(n) : fib_serial_cilk(n); }
 
 namespace {
 
@@ -34,7 +39,7 @@ class FibWorkload final : public ElidableWorkload<FibWorkload> {
 
   template <class X>
   void body() {
-    result_ = shape_ == FibShape::go ? fib_go<X>(params_.n, params_.cutoff)
+    result_ = shape_ == FibShape::go ? fib_go<X>(params_.n, params_.cutoff, params_.base)
                                      : fib_cilk<X>(params_.n, params_.cutoff);
   }
   std::string check() override {
@@ -44,7 +49,7 @@ class FibWorkload final : public ElidableWorkload<FibWorkload> {
            ", expected " + std::to_string(want);
   }
   std::optional<std::uint64_t> expected_tasks() const override {
-    return fib_tasks(shape_, params_.n, params_.cutoff);
+    return fib_tasks(shape_, params_.n, params_.cutoff, params_.base);
   }
 
  private:
@@ -66,10 +71,10 @@ std::uint64_t fib_reference(int n) {
 }
 
 template <class X>
-std::uint64_t fib_go(int n, int cutoff) {
-  if (n <= 2 || n <= cutoff) return fib_serial_go(n);
-  auto a = X::spawn([n, cutoff] { return fib_go<X>(n - 1, cutoff); });
-  auto b = X::spawn([n, cutoff] { return fib_go<X>(n - 2, cutoff); });
+std::uint64_t fib_go(int n, int cutoff, int base) {
+  if (n <= base || n <= cutoff) return fib_serial_go(n, base);
+  auto a = X::spawn([n, cutoff, base] { return fib_go<X>(n - 1, cutoff, base); });
+  auto b = X::spawn([n, cutoff, base] { return fib_go<X>(n - 2, cutoff, base); });
   return a.join() + b.join();
 }
 
@@ -81,16 +86,16 @@ std::uint64_t fib_cilk(int n, int cutoff) {
   return a.join() + b;
 }
 
-template std::uint64_t fib_go<Tasks>(int, int);
-template std::uint64_t fib_go<Elision>(int, int);
+template std::uint64_t fib_go<Tasks>(int, int, int);
+template std::uint64_t fib_go<Elision>(int, int, int);
 template std::uint64_t fib_cilk<Tasks>(int, int);
 template std::uint64_t fib_cilk<Elision>(int, int);
 
-std::uint64_t fib_tasks(FibShape shape, int n, int cutoff) {
+std::uint64_t fib_tasks(FibShape shape, int n, int cutoff, int base) {
   // tasks(m) = 0 at a serial leaf, else (spawns per call) + tasks(m-1) + tasks(m-2).
   std::vector<std::uint64_t> t(static_cast<std::size_t>(n < 2 ? 2 : n + 1), 0);
   for (int m = 0; m <= n; ++m) {
-    const bool leaf = shape == FibShape::go ? (m <= 2 || m <= cutoff) : (m < 2 || m <= cutoff);
+    const bool leaf = shape == FibShape::go ? (m <= base || m <= cutoff) : (m < 2 || m <= cutoff);
     if (leaf) {
       t[m] = 0;
     } else {
@@ -101,7 +106,12 @@ std::uint64_t fib_tasks(FibShape shape, int n, int cutoff) {
 }
 
 std::unique_ptr<Workload> make_fib(FibShape shape, FibParams params) {
-  const int min_n = shape == FibShape::go ? 1 : 0;
+  if (params.base != 1 && params.base != kFibSeedBase) {
+    throw std::invalid_argument("fib base " + std::to_string(params.base) +
+                                " is not a base case: use 2 (fib(1) = fib(2) = 1, the seed's) or 1 (fib(n) = n below 2, tzcnt's)");
+  }
+  // fib-go with base 2 has no fib(0): its leaves start at 1.
+  const int min_n = shape == FibShape::go && params.base == kFibSeedBase ? 1 : 0;
   if (params.n < min_n || params.n > kFibMaxN) {
     throw std::invalid_argument("fib n " + std::to_string(params.n) + " is out of range: use " +
                                 std::to_string(min_n) + " <= n <= " + std::to_string(kFibMaxN));

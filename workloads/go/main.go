@@ -47,12 +47,18 @@ type workload interface {
 type constructor func(flags *flag.FlagSet) func() (workload, error)
 
 var workloads = map[string]constructor{
-	"fib-go": newFibGo,
-	"fib":    newFibCilk,
-	"loops":  newLoops,
-	"iomix":  newIomix,
-	"netmix": newNetmix,
+	"fib-go":  newFibGo,
+	"fib":     newFibCilk,
+	"loops":   newLoops,
+	"iomix":   newIomix,
+	"netmix":  newNetmix,
+	"skynet":  newSkynet,
+	"nqueens": newNqueens,
+	"uts":     newUts,
 }
+
+// The workloads' names, for the error that lists them.
+const workloadNames = "fib-go, fib, loops, iomix, skynet, nqueens, uts"
 
 // The line printed per measured repetition, or once on failure.
 type result struct {
@@ -85,7 +91,7 @@ func fail(out io.Writer, name string, err error) int {
 func runMain(args []string, out io.Writer) int {
 	if len(args) == 0 {
 		return fail(out, "", fmt.Errorf("no workload given: use schedlab-go WORKLOAD "+
-			"[--PARAM VALUE ...] with WORKLOAD one of fib-go, fib, loops, iomix, netmix"))
+			"[--PARAM VALUE ...] with WORKLOAD one of "+workloadNames))
 	}
 	name := args[0]
 	// Not a workload: prints the loops workload's per-task lengths, so that a test can compare
@@ -96,7 +102,7 @@ func runMain(args []string, out io.Writer) int {
 	newWorkload, found := workloads[name]
 	if !found {
 		return fail(out, name,
-			fmt.Errorf("unknown workload %q: choose one of fib-go, fib, loops, iomix, netmix", name))
+			fmt.Errorf("unknown workload %q: choose one of %s", name, workloadNames))
 	}
 
 	flags := newFlagSet(name)
