@@ -72,6 +72,7 @@ MachineSample sample_machine() {
   read_machine_ticks(s);
   s.own_ns = own_cpu_ns();
   s.steady_ns = static_cast<double>(steady_ns(std::chrono::steady_clock::now()));
+  s.unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   double load[1];
   if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
   return s;
@@ -80,6 +81,7 @@ MachineSample sample_machine() {
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
   MachineLoad m;
   m.loadavg_1m = before.loadavg_1m;
+  m.started_unix_s = before.unix_s;
   if (before.busy_ticks < 0 || after.busy_ticks < 0) return m;
   const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double others = (after.busy_ticks - before.busy_ticks) * tick_ns - (after.own_ns - before.own_ns);

@@ -53,12 +53,17 @@ inline constexpr double kNoisyShare = 0.10;
 inline constexpr double kNoisyMinTicks = 3;
 
 // What the machine was doing during one repetition of a block (every case of it once: the unit
-// of comparison), from /proc/stat and the load average.
+// of comparison), from /proc/stat and the load average, and how fast its CPUs ran (the speed
+// probe, speed_probe.hpp, set by the runner).
 struct MachineLoad {
   std::optional<double> loadavg_1m;    // at the start
   std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
   std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
   std::optional<bool> noisy;           // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
+  std::optional<double> started_unix_s;  // when the repetition began (CLOCK_REALTIME)
+  std::optional<double> probe_slowest;   // SpeedVerdict::slowest
+  std::optional<double> probe_spread;    // SpeedVerdict::spread
+  std::optional<bool> slow_cpu;          // SpeedVerdict::slow
 };
 
 // The machine before a repetition, to be compared with after it by machine_load().
@@ -66,6 +71,7 @@ struct MachineSample {
   double busy_ticks = -1, steal_ticks = -1;  // /proc/stat; -1: not readable / not reported
   double own_ns = 0;                         // this process and its waited-for children
   double steady_ns = 0;
+  double unix_s = 0;  // CLOCK_REALTIME, for lining rows up with other logs
   std::optional<double> loadavg_1m;
 };
 MachineSample sample_machine();

@@ -116,7 +116,7 @@ void note_single_threaded(const SchedulerEntry& s, const RunPart& r) {
                s.name.c_str());
 }
 
-std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, bool require_counters) {
+std::vector<Case> plan_part(const RunPart& r, unsigned index, const CounterSelection& selected, bool require_counters) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   check_threads(r);
@@ -150,7 +150,7 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, 
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             const unsigned threads = s->single_threaded ? 1u : t;
             if (s->validate) s->validate(threads, sp);  // what only a build would find, found now
-            cases.push_back(Case{s, sp, w, wp, threads, simulated, modelled});
+            cases.push_back(Case{s, sp, w, wp, threads, simulated, modelled, index});
           }
         }
       }
@@ -234,8 +234,8 @@ std::vector<Case> plan(const RunRequest& r) {
   if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
   const CounterSelection selected = parse_counters(r.counters);
   std::vector<Case> cases;
-  for (const RunPart& part : r.parts) {
-    std::vector<Case> more = plan_part(part, selected, r.require_counters);
+  for (std::size_t i = 0; i < r.parts.size(); ++i) {
+    std::vector<Case> more = plan_part(r.parts[i], static_cast<unsigned>(i), selected, r.require_counters);
     cases.insert(cases.end(), more.begin(), more.end());
   }
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");

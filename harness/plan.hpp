@@ -70,6 +70,9 @@ struct Case {
   bool simulated = false;
   // Footprints recorded for the per-core cache model.
   bool modelled = false;
+  // The RunPart it came from (its index in RunRequest::parts): the runner interleaves the
+  // configurations of one part.
+  unsigned part = 0;
 
   // "steal-half handoff=off fib-go(n=27 cutoff=0) threads=2", " [sim]" appended when simulated:
   // what --filter matches, and how errors, traces and schedtrace name the case.

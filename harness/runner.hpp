@@ -1,9 +1,12 @@
 // runner.hpp: measures the planned cases and writes what they measured.
 //
-//   plan (plan.hpp) ─► for each block of cases sharing a workload configuration:
-//                        repetition i of every case before repetition i+1 of any, each case's
+//   plan (plan.hpp) ─► for each part (one RunPart: a preset's run, or the command line's):
+//                        its workload configurations interleaved: repetition i of every
+//                        configuration before repetition i+1 of any, each repetition of a
+//                        configuration a block (its cases back to back, shuffled), each case's
 //                        Subject (measure.hpp) built and warmed up when first needed
-//                      ─► per repetition: Measurement ─► Row (row.hpp) ─► CSV
+//                      ─► per block repetition: the CPUs' speed probed before and after
+//                        (speed_probe.hpp); per case a Measurement ─► Row (row.hpp) ─► CSV
 //                      ─► the sidecar (sidecar.hpp), the summary table, the Chrome trace
 //
 // Simulated cases (`--counters sim`) get a SimSubject (sim_subject.hpp) and blocks of their own;

@@ -6,7 +6,8 @@ at the top of criteria.toml; the statistics are in paired.py, the metrics in met
 
 Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5), thread counts
 above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
-nothing there), and blocks with a flagged repetition (another process took CPU time during it).
+nothing there), and blocks with a flagged repetition (another process took CPU time during it, or
+the speed probe found a CPU running slow: load.flagged).
 Rows run under Valgrind's simulator count only for the metric that reads the simulator
 (metrics.py, `source`): never for a time. The report names what was left out, and which source
 judged a part whose metric has more than one.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .load import config_labels, flagged, modal_params, native, parse_params
+from .load import block_key, config_labels, flagged, modal_params, native, parse_params
 from .metrics import METRICS, ROOMS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
@@ -220,10 +221,8 @@ def _thread_choice(mode, counts):
 
 
 def _blocks(cfg):
-    """The blocks of a configuration's rows: the same run, block and repetition. CSVs written
-    before the `block_index` column have one block per configuration and repetition."""
-    keys = ["source", "run_id", "block_index", "rep"] if "block_index" in cfg else ["source", "run_id", "rep"]
-    return cfg.groupby(keys, sort=True)
+    """The blocks of a configuration's rows: the same run, block and repetition."""
+    return cfg.groupby(block_key(cfg), sort=True)
 
 
 def _row(block, mask, threads):
