@@ -128,7 +128,8 @@ std::vector<Case> plan_part(const RunPart& r, unsigned index, const CounterSelec
 
   std::vector<Case> cases;
   for (const WorkloadEntry* w : works) {
-    for (const ParamValues& wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+    for (ParamValues wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+      if (w->settle) w->settle(wp);
       // Build once to validate the combination (e.g. n in range for this shape).
       try {
         (void)w->make(wp);

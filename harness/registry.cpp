@@ -1,6 +1,5 @@
 #include "registry.hpp"
 
-#include <bit>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -11,6 +10,7 @@
 #include "fib/fib.hpp"
 #include "iomix/iomix.hpp"
 #include "locality/locality.hpp"
+#include "locality_sizing.hpp"
 #include "loops/loops.hpp"
 #include "matmul/matmul.hpp"
 #include "metadata.hpp"
@@ -342,15 +342,34 @@ std::vector<WorkloadEntry> build_workloads() {
                                                u64(p, "reads-per-task"), param_str(p, "cold") == "on",
                                                param_str(p, "io-dir")});
                }});
-  // Sized from this machine's L2 (sysfs) so that the array never fits and a leaf always does.
-  const std::uint64_t l2 = cache_size_bytes(2) != 0 ? std::bit_floor(cache_size_bytes(2)) : std::uint64_t{1} << 20;
-  r.push_back({"locality", "recursive halving over an array of 16 x L2: each child sweeps the half its parent just wrote",
-               {size("bytes", std::to_string(16 * l2), 64, std::int64_t{1} << 36, "array size, a power of two (default 16 x this machine's L2)"),
-                size("leaf", std::to_string(l2 / 8), 64, std::int64_t{1} << 36, "regions this small are leaves, a power of two (default L2 / 8)"),
-                integer("passes", 4, 1, 1000, "sweeps each node makes over its region")},
-               [u64](const ParamValues& p) {
-                 return make_locality(LocalityParams{u64(p, "bytes"), u64(p, "leaf"), u64(p, "passes")});
-               }});
+  // Sized from this machine's caches (locality_sizing.hpp) unless --bytes or --leaf say otherwise.
+  auto size_auto = [](std::string name, std::string help) {
+    ParamSpec s = size(std::move(name), "auto", 64, std::int64_t{1} << 36, std::move(help));
+    s.allows_auto = true;
+    return s;
+  };
+  auto settle_locality = [](ParamValues& p) {
+    const LocalitySizing& sizes = locality_sizing();
+    const bool chase = param_str(p, "access") == "chase";
+    if (param_str(p, "bytes") == "auto") p["bytes"] = std::to_string(chase ? sizes.chase_bytes : sizes.sweep_bytes);
+    if (param_str(p, "leaf") == "auto") p["leaf"] = std::to_string(chase ? sizes.chase_leaf : sizes.sweep_leaf);
+  };
+  r.push_back({"locality", "recursive halving over an array sized from the caches: each child goes over the half its parent just wrote",
+               {size_auto("bytes", "array size, a power of two (default auto: sweep 16 x this machine's L2, chase the smallest "
+                                   "power of two at least twice its last-level cache)"),
+                size_auto("leaf", "regions this small are leaves, a power of two (default auto: sweep L2 / 8, chase L2 / 2)"),
+                integer("passes", 4, 1, 1000, "passes each node makes over its region"),
+                choice("access", "sweep", {"sweep", "chase"},
+                       "how a node goes over its region: sweep, front to back (the hardware prefetcher streams it), or "
+                       "chase, a dependent walk over a seeded random permutation of its lines (every miss costs a full "
+                       "latency)")},
+               [u64, settle_locality](ParamValues p) {
+                 settle_locality(p);
+                 return make_locality(LocalityParams{u64(p, "bytes"), u64(p, "leaf"), u64(p, "passes"),
+                                                     param_str(p, "access") == "chase" ? LocalityAccess::chase
+                                                                                       : LocalityAccess::sweep});
+               },
+               settle_locality});
   r.push_back({"matmul", "recursive blocked matrix multiply C = A B (8 sub-products per level, two phases of 4)",
                {integer("dim", 512, 1, 16384, "matrix dimension, a power of two"),
                 integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two")},

@@ -8,6 +8,7 @@
 #include "counters/hw_counters.hpp"
 #include "counters/sim.hpp"
 #include "diagnostics.hpp"
+#include "locality_sizing.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
@@ -104,6 +105,9 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   d["parameters"] = parameter_defaults();
   d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
   describe_cache_back_ends(d, cases, geometry);
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.workload->name == "locality"; })) {
+    d["locality_sizing"] = locality_sizing().json();  // what --bytes auto and --leaf auto chose, and why
+  }
   file_.create();
   prepare_last_words();
   set_overflow_context("no case yet");

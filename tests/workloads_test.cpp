@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iomix/iomix.hpp"
+#include "locality_sizing.hpp"
 #include "registry.hpp"
 #include "spin.hpp"
 
@@ -27,6 +28,7 @@ std::vector<Small> small_workloads() {
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "3"}, {"file-size", "10000"}, {"reads-per-task", "2"}}},
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
           {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
+          {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}, {"access", "chase"}}},
           {"matmul", {{"dim", "64"}, {"block", "16"}}},
           {"recurse", {{"tasks", "4"}, {"depth", "50"}}}};
 }
@@ -106,6 +108,27 @@ TEST(Workloads, LoopsRoundRobinRatioByHand) {
   EXPECT_DOUBLE_EQ(*uniform->round_robin_ratio(3), 67000.0 / (200000.0 / 3)) << "200 = 67 + 67 + 66 tasks";
   const WorkloadEntry& fib = find_workload("fib");
   EXPECT_FALSE(fib.make(resolve_params(fib.params, {{"n", "10"}}, "fib"))->round_robin_ratio(2).has_value());
+}
+
+// --bytes and --leaf at auto: sized from this machine's caches by the access pattern
+// (locality_sizing.hpp); a number given stays; the settled values are what a case says it ran.
+TEST(Workloads, LocalitySizesItselfFromTheCachesUnlessTold) {
+  const WorkloadEntry& locality = find_workload("locality");
+  const LocalitySizing& sizes = locality_sizing();
+  ASSERT_TRUE(locality.settle);
+  ParamValues chase = resolve_params(locality.params, {{"access", "chase"}}, "locality");
+  EXPECT_EQ(chase.at("bytes"), "auto");
+  locality.settle(chase);
+  EXPECT_EQ(chase.at("bytes"), std::to_string(sizes.chase_bytes));
+  EXPECT_EQ(chase.at("leaf"), std::to_string(sizes.chase_leaf));
+  EXPECT_GE(sizes.chase_bytes, 2 * sizes.last_level.bytes) << "a level of the tree cannot stay in the last level";
+  EXPECT_LE(sizes.chase_leaf, sizes.l2.bytes / 2) << "a leaf fits in L2 with room to spare";
+  EXPECT_FALSE(sizes.last_level.from.empty());
+  ParamValues sweep = resolve_params(locality.params, {{"leaf", "4K"}}, "locality");
+  locality.settle(sweep);
+  EXPECT_EQ(sweep.at("bytes"), std::to_string(sizes.sweep_bytes));
+  EXPECT_EQ(sweep.at("leaf"), "4096");
+  EXPECT_THROW((void)resolve_params(locality.params, {{"bytes", "automatic"}}, "locality"), ParamError);
 }
 
 TEST(Workloads, BadSizesAreRefused) {
