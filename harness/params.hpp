@@ -35,6 +35,11 @@ struct ParamSpec {
   // A number that also takes "auto": its owner chooses the value from the machine and the other
   // parameters (WorkloadEntry::settle), before any case is named or written.
   bool allows_auto = false;
+  // Sets up the machine or labels a run rather than changing the design under test (pinning,
+  // the A/A control's replica label). The sidecar lists these parameters (`parameters.setup`),
+  // and the claims select a variant's rows whatever such a parameter's value where all of that
+  // scheduler's rows of a configuration share one (a preset that pins everything is still judged).
+  bool machine_setup = false;
 
   // The CSV column: csv_column, else the name with '-' replaced by '_'.
   std::string column() const;

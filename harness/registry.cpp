@@ -102,9 +102,11 @@ std::vector<ParamSpec> stack_params(std::size_t default_size, bool default_guard
 // per-thread binding). One spec, so that the name, choices and meaning agree everywhere; only the
 // default differs (cpu_pin.hpp: kPinByDefault; os-threads: on, os_threads.cpp).
 ParamSpec pin_param(bool def) {
-  return choice("pin", kOnOff, def,
-                "on: worker i runs only on the i-th CPU this process may use, wrapping around past the last "
-                "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
+  ParamSpec p = choice("pin", kOnOff, def,
+                       "on: worker i runs only on the i-th CPU this process may use, wrapping around past the last "
+                       "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
+  p.machine_setup = true;
+  return p;
 }
 
 std::vector<ParamSpec> fiber_params() {
@@ -256,9 +258,11 @@ SchedulerEntry openmp_entry() {
 // A label only, for the A/A control that measures a run's noise floor: the same configuration
 // twice (--replica a,b) in the same blocks. Every scheduler takes it; it changes nothing.
 ParamSpec replica_param() {
-  return choice("replica", "a", {"a", "b"},
-                "a label: two replicas of one configuration in the same repetitions are the A/A "
-                "control whose time ratio is the run's noise floor");
+  ParamSpec p = choice("replica", "a", {"a", "b"},
+                       "a label: two replicas of one configuration in the same repetitions are the A/A "
+                       "control whose time ratio is the run's noise floor");
+  p.machine_setup = true;
+  return p;
 }
 
 std::vector<SchedulerEntry> build_schedulers() {

@@ -4,7 +4,8 @@ Everything a verdict depends on is in criteria.toml (what is compared, where, on
 the smallest effect that counts); this module only applies it. How a part is judged is written
 at the top of criteria.toml; the statistics are in paired.py, the metrics in metrics.py.
 
-Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5), thread counts
+Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5; its A/A control
+still gives the noise floor), thread counts
 above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
 nothing there), and blocks with a flagged repetition (another process took CPU time during it, or
 the speed probe found a CPU running slow: load.flagged).
@@ -116,8 +117,9 @@ def load_criteria(path=CRITERIA):
 class Rows:
     """The rows claims may use, with what selecting and pairing them needs."""
 
-    def __init__(self, results):
-        rows = results.rows[results.rows["preset"] != "granularity"]
+    def __init__(self, results, sweeps=False):
+        """`sweeps`: keep the granularity preset's rows too (the noise floor's A/A control)."""
+        rows = results.rows if sweeps else results.rows[results.rows["preset"] != "granularity"]
         self.rows = rows.assign(
             _params=[parse_params(p) for p in rows["scheduler_params"]],
             _over=_oversubscribed(rows, results.files),
@@ -125,15 +127,26 @@ class Rows:
         configs = list(zip(self.rows["workload"], self.rows["workload_params"]))
         self.labels = config_labels(set(configs))
         self.defaults = _defaults(results, self.rows)
+        self.setup = _setup_parameters(results)
 
     def matches(self, rows, selector):
         """Mask of rows of `selector`'s variant: its scheduler, its parameters, and every other
-        parameter at the scheduler's default."""
+        parameter at the scheduler's default; except a parameter that sets up the machine rather
+        than the design (pinning, the replica label: the sidecars' `parameters.setup`) and that
+        the selector does not name, where every row of the scheduler in `rows` (a configuration)
+        has the same value: a preset that pins every case is judged on its pinned rows. Where
+        the rows differ in it (an A/A control's two replicas, pinning on against off), the
+        default decides, as for any parameter."""
         want = dict(self.defaults.get(selector.scheduler, {}))
         want.update(selector.params)
-        return (rows["scheduler"] == selector.scheduler) & rows["_params"].map(
+        mine = rows["scheduler"] == selector.scheduler
+        named = {k for k, _ in selector.params}
+        for key in self.setup - named:
+            if len({p.get(key) for p in rows.loc[mine, "_params"]}) <= 1:
+                want.pop(key, None)
+        return mine & rows["_params"].map(
             lambda p: all(p.get(k) == v for k, v in want.items() if k in p)
-            and all(k in p for k, _ in selector.params))
+            and all(k in p for k in named))
 
     def configs(self, workloads, where):
         """(label, rows) of each configuration of `workloads` whose parameters `where` allows
@@ -157,6 +170,16 @@ def _oversubscribed(rows, files):
         return rows["oversubscribed"].fillna(0).astype(float) > 0
     cpus = {f.csv_path: f.meta.get("machine", {}).get("logical_cpus") for f in files}
     return [bool(cpus.get(s)) and t > cpus[s] for s, t in zip(rows["source"], rows["threads"])]
+
+
+def _setup_parameters(results):
+    """The parameters the runs' sidecars name as setting up the machine rather than the design
+    (`parameters.setup`, from the registry's ParamSpec::machine_setup); none for older runs."""
+    names = set()
+    for f in results.files:
+        setup = (f.meta.get("parameters") or {}).get("setup") or []
+        names |= {n for n in setup if isinstance(n, str)}
+    return names
 
 
 def _defaults(results, rows):
@@ -425,7 +448,8 @@ class ClaimsTable:
 def evaluate(results, criteria=None):
     criteria = criteria or load_criteria()
     rows_ = Rows(results)
-    noise = noise_floor(criteria, rows_)
+    # The A/A control is no task-size sweep: a granularity run's noise floor is found too.
+    noise = noise_floor(criteria, Rows(results, sweeps=True))
     parts = [evaluate_part(p, rows_) for p in criteria.parts]
     everything = [r for pr in parts for r in pr.configs]
     for r, adjusted in zip(everything, holm([r.p for r in everything])):
