@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -89,6 +90,43 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
   if (before.steal_ticks >= 0 && after.steal_ticks >= 0) m.steal_ns = (after.steal_ticks - before.steal_ticks) * tick_ns;
   const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
   m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
+  return m;
+}
+
+nlohmann::json measurement_to_json(const Measurement& m) {
+  nlohmann::json counters = nlohmann::json::object();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    if (m.counters.measured[k]) counters[std::string(kCounters[k].name)] = m.counters.value[k];
+  }
+  nlohmann::json out = {{"wall_ns", m.wall_ns}, {"counters", counters}, {"events", m.events}};
+  if (m.tasks) out["tasks"] = *m.tasks;
+  if (m.cpu_ns) out["cpu_ns"] = *m.cpu_ns;
+  if (m.nvcsw) out["nvcsw"] = *m.nvcsw;
+  if (m.nivcsw) out["nivcsw"] = *m.nivcsw;
+  if (m.model_l2_misses) out["model_l2_misses"] = *m.model_l2_misses;
+  return out;
+}
+
+namespace {
+template <class T>
+void optional_from(const nlohmann::json& j, const char* key, std::optional<T>& into) {
+  if (j.contains(key)) into = j[key].get<T>();
+}
+}  // namespace
+
+Measurement measurement_from_json(const nlohmann::json& j) {
+  Measurement m;
+  m.wall_ns = j.at("wall_ns").get<double>();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    const std::string name(kCounters[k].name);
+    if (j.at("counters").contains(name)) m.counters.set(static_cast<Counter>(k), j["counters"][name].get<std::uint64_t>());
+  }
+  m.events = j.at("events").get<std::map<std::string, long long>>();
+  optional_from(j, "tasks", m.tasks);
+  optional_from(j, "cpu_ns", m.cpu_ns);
+  optional_from(j, "nvcsw", m.nvcsw);
+  optional_from(j, "nivcsw", m.nivcsw);
+  optional_from(j, "model_l2_misses", m.model_l2_misses);
   return m;
 }
 
@@ -193,9 +231,19 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
 std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>
 InProcessSubject::run_region(Workload& w) {
   const bool bracket = std::exchange(bracket_next_, false);
+  std::function<void()> root = [&w] { w.run(); };
+  if (test_delay_ns_per_task_ != 0) {  // the A/B mode's slowed build (slow_down_for_test)
+    const auto delay = std::chrono::nanoseconds(test_delay_ns_per_task_ * (w.expected_tasks().value_or(0) + 1));
+    root = [&w, delay] {
+      const auto until = std::chrono::steady_clock::now() + delay;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      w.run();
+    };
+  }
   if (bracket) simulated_region_begin();
   const auto t0 = std::chrono::steady_clock::now();
-  scheduler_->run([&w] { w.run(); });
+  scheduler_->run(root);
   const auto t1 = std::chrono::steady_clock::now();
   if (bracket) simulated_region_end();
   return {t0, t1};

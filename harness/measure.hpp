@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -147,6 +148,10 @@ class InProcessSubject final : public Subject {
   // The next run's measured region is the simulator's: bracketed by its client requests
   // (sim.hpp). Used by the simulated child, after its warm-up runs.
   void bracket_next_run_for_simulator() { bracket_next_ = true; }
+  // A build slowed on purpose, for the A/B mode's tests only (served_subject.hpp,
+  // kServeTestDelayEnv): every measured region spins `ns` per task the workload expects before
+  // the root's body. Never set by `schedlab run`'s own subjects.
+  void slow_down_for_test(std::uint64_t ns_per_task) { test_delay_ns_per_task_ = ns_per_task; }
 
  private:
   Measurement run_timed(Workload& w, bool traced);
@@ -159,7 +164,14 @@ class InProcessSubject final : public Subject {
   Watchers watchers_;
   FootprintLog footprints_;
   bool bracket_next_ = false;
+  std::uint64_t test_delay_ns_per_task_ = 0;
 };
+
+// A Measurement as JSON and back, for the children that measure in another process (the
+// simulated repetition, the A/B servers) and send it to the runner. Everything but `machine`
+// and `facts`, which the runner sets.
+nlohmann::json measurement_to_json(const Measurement& m);
+Measurement measurement_from_json(const nlohmann::json& j);
 
 // The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the
 // subject's count of tasks executed (root included), if it has one. Throws

@@ -180,6 +180,36 @@ std::vector<Case> filtered(std::vector<Case> cases, const std::string& filter) {
   return cases;
 }
 
+// An A/B run (--against): each case three times, measured by this binary, by this binary again
+// (the A/A control) and by the other, in that order, so that they share a block. Cases the
+// builds' servers cannot measure are left out, with one message per reason: another program
+// (go-runtime: the same Go program whichever build runs it) and simulated or modelled ones (an
+// A/B run compares time; the servers count no caches).
+std::vector<Case> ab_cases(std::vector<Case> cases) {
+  std::vector<Case> out;
+  std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: --against: leaving out %s\n", why.c_str());
+  };
+  for (Case& c : cases) {
+    if (c.scheduler->external) {
+      skip(c.scheduler->name + " cases (another program, the same whichever build runs it)");
+      continue;
+    }
+    if (c.simulated || c.modelled) {
+      skip("simulated and modelled cases (an A/B run compares time; its servers count no caches)");
+      continue;
+    }
+    for (const char* build : {kBuildA, kBuildA2, kBuildB}) {
+      Case copy = c;
+      copy.build = build;
+      out.push_back(std::move(copy));
+    }
+  }
+  if (out.empty()) throw ParamError("--against: none of the selected cases can be measured by two builds (see above); select in-process schedulers");
+  return out;
+}
+
 // --sim-l1 and --sim-ll mean something only to simulated or modelled cases.
 void check_geometry_options(const RunRequest& r) {
   for (const auto& [option, value] : {std::pair{"--sim-l1", &r.sim_l1}, std::pair{"--sim-ll", &r.sim_ll}}) {
@@ -208,7 +238,29 @@ std::string Case::variant() const {
     const std::string& v = scheduler_params.at(p.name);
     if (v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
   }
+  if (!build.empty()) label += " build=" + build;
   return label;
+}
+
+nlohmann::json case_json(const Case& c) {
+  return {{"scheduler", c.scheduler->name},
+          {"scheduler_params", c.scheduler_params},
+          {"workload", c.workload->name},
+          {"workload_params", c.workload_params},
+          {"threads", c.threads}};
+}
+
+Case case_from_json(const nlohmann::json& j) {
+  const SchedulerEntry& s = find_scheduler(j.at("scheduler").get<std::string>());
+  const WorkloadEntry& w = find_workload(j.at("workload").get<std::string>());
+  Case c;
+  c.scheduler = &s;
+  c.workload = &w;
+  c.scheduler_params = resolve_params(s.params, j.at("scheduler_params").get<ParamValues>(), "scheduler " + s.name);
+  c.workload_params = resolve_params(w.params, j.at("workload_params").get<ParamValues>(), "workload " + w.name);
+  if (w.settle) w.settle(c.workload_params);
+  c.threads = j.at("threads").get<unsigned>();
+  return c;
 }
 
 std::vector<unsigned> auto_thread_counts() {
@@ -241,6 +293,7 @@ std::vector<Case> plan(const RunRequest& r) {
   }
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
   cases = filtered(std::move(cases), r.filter);
+  if (!r.against.empty()) cases = ab_cases(std::move(cases));
   // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
   // is refused before anything runs.
   if (!cache_geometry_for(r, cases)) check_geometry_options(r);

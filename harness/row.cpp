@@ -53,6 +53,10 @@ void identification(std::vector<Column>& s) {
                "of a part runs before repetition i+1 of any, each configuration's cases back to back in a shuffled "
                "order; rows with the same run_id, block_index and rep ran back to back",
                kNeverEmpty, [](const RowContext& r) { return std::to_string(r.block); }});
+  s.push_back({"build", T::text, "", "id",
+               "the build that measured the row in an A/B run (`--against`): A this binary, A2 this binary again in "
+               "another server (the A/A control), B the other binary",
+               "the run is not an A/B run", [](const RowContext& r) { return r.c.build; }});
   s.push_back({"scheduler_params", T::text, "", "id", "every scheduler parameter, `name=value`",
                "the scheduler has no parameters",
                [](const RowContext& r) { return describe(r.c.scheduler->params, r.c.scheduler_params); }});

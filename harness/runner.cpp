@@ -22,6 +22,7 @@
 #include "memory_budget.hpp"
 #include "row.hpp"
 #include "schedtrace.hpp"
+#include "served_subject.hpp"
 #include "sidecar.hpp"
 #include "sim_subject.hpp"
 #include "speed_probe.hpp"
@@ -31,6 +32,12 @@ namespace schedlab {
 std::atomic<bool> g_stop_requested{false};
 
 namespace {
+
+// The sidecar's word on an A/B run.
+constexpr char kAbRule[] =
+    "every case measured by three servers, long-lived children set up alike: A this binary, A2 this binary again "
+    "(the A/A control), B the --against binary; the three in one block, in a shuffled order, each repetition; "
+    "B / A paired per block is the build's effect, A2 / A the run's noise floor (scripts/compare RUN.csv)";
 
 // The sidecar's word on the order of the measurements.
 constexpr char kInterleaving[] =
@@ -88,6 +95,7 @@ struct RunState {
   std::vector<CaseResult> results;
   std::mt19937_64 order;      // shuffles each repetition's blocks and cases (request.order_seed)
   nlohmann::json grouped = nlohmann::json::array();  // the parts a budget split, for the sidecar
+  BuildServers servers;  // an A/B run's, by Case::build
 };
 
 // A case of the group being measured. Its subject is built when first needed and may be
@@ -105,7 +113,8 @@ struct LiveCase {
 // prepared workload, its block_index. One repetition of it is a block: its cases back to back.
 struct Block {
   unsigned index = 0;
-  std::unique_ptr<Workload> workload;
+  std::unique_ptr<Workload> workload;  // prepared when a case runs it in this process
+  bool prepared = false;
   std::vector<LiveCase> cases;
   std::uint64_t input_bytes = 0;  // resident memory its prepare() took
 };
@@ -130,6 +139,7 @@ std::uint64_t resident_bytes() {
 // Builds the case's subject. A scheduler that cannot get its threads or its memory is named in
 // the error.
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
+  if (!c.build.empty()) return std::make_unique<ServedSubject>(*run.servers.at(c.build), c);
   if (c.scheduler->external) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
   if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.out.geometry(), run.request.warmup});
   Watchers watchers{&run.events, &run.schedtrace, run.out.trace(), std::nullopt};
@@ -181,10 +191,14 @@ class Group {
     b.index = index;
     run_.probe.invalidate();
     b.workload = first->workload->make(first->workload_params);
-    const std::uint64_t before = resident_bytes();
-    b.workload->prepare();
-    const std::uint64_t after = resident_bytes();
-    b.input_bytes = after > before ? after - before : 0;
+    // An A/B run's cases run in their builds' servers, which prepare their own copies.
+    if (std::any_of(first, last, [](const Case& c) { return c.build.empty(); })) {
+      const std::uint64_t before = resident_bytes();
+      b.prepared = true;
+      b.workload->prepare();
+      const std::uint64_t after = resident_bytes();
+      b.input_bytes = after > before ? after - before : 0;
+    }
     for (const Case* c = first; c != last; ++c) {
       const WorkloadFacts facts{b.workload->work_span_ratio(), b.workload->round_robin_ratio(c->threads)};
       b.cases.push_back(LiveCase{c, b.workload.get(), facts, nullptr, CaseResult{*c, index, {}, {}, NAN}});
@@ -226,7 +240,7 @@ class Group {
 
  private:
   void cleanup(Block& b) {
-    if (b.workload) b.workload->cleanup();
+    if (b.workload && b.prepared) b.workload->cleanup();
   }
 
   bool repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep);
@@ -448,11 +462,13 @@ RunOutputs::RunOutputs(const RunRequest& r, const std::vector<Case>& cases, cons
 
 RunOutputs::~RunOutputs() = default;
 
-RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutputs& out, HwCounters& events) {
+RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutputs& out, HwCounters& events,
+                   BuildServers servers) {
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
   SpeedProbe probe;
   RunState run{r, out, events, progress, schedtrace, probe, 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
+  run.servers = std::move(servers);
 
   RunOutcome outcome;
   try {
@@ -465,6 +481,11 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   outcome.rows = out.csv().rows();
   out.sidecar().record("interleaving", {{"rule", kInterleaving}, {"split", run.grouped}});
   out.sidecar().record("speed_probe", probe.summary());
+  if (!run.servers.empty()) {
+    nlohmann::json builds = nlohmann::json::object();
+    for (const auto& [build, server] : run.servers) builds[build] = server->describe();
+    out.sidecar().record("ab", {{"builds", builds}, {"rule", kAbRule}});
+  }
   outcome.sidecar_error = out.sidecar().finish(status_word(outcome.status), outcome.error, outcome.rows, events);
   if (!outcome.sidecar_error.empty() && outcome.status == RunStatus::complete) {
     outcome.status = RunStatus::failed;  // the rows are whole, but nothing on disk says the run completed

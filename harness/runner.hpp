@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "served_subject.hpp"
 
 namespace schedlab {
 
@@ -73,9 +74,10 @@ class RunOutputs {
 };
 
 // Runs every case, appending rows to the CSV and keeping the sidecar current. `events` counts the
-// selected hardware/kernel events on the worker threads of each run. Never throws for a failed
-// run: the outcome says what happened.
+// selected hardware/kernel events on the worker threads of each run; `servers` measure an A/B
+// run's cases (served_subject.hpp, start_build_servers). Never throws for a failed run: the
+// outcome says what happened.
 RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, RunOutputs& outputs,
-                   HwCounters& events);
+                   HwCounters& events, BuildServers servers = {});
 
 }  // namespace schedlab

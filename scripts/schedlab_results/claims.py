@@ -120,6 +120,10 @@ class Rows:
     def __init__(self, results, sweeps=False):
         """`sweeps`: keep the granularity preset's rows too (the noise floor's A/A control)."""
         rows = results.rows if sweeps else results.rows[results.rows["preset"] != "granularity"]
+        # An A/B run's claims are build A's (this binary's); its other builds are compared with
+        # it by scripts/compare, not judged.
+        if "build" in rows:
+            rows = rows[rows["build"].isin(["", "A"])]
         self.rows = rows.assign(
             _params=[parse_params(p) for p in rows["scheduler_params"]],
             _over=_oversubscribed(rows, results.files),

@@ -28,8 +28,9 @@ REQUIRED_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep
                     "scheduler_params", "workload_params", "wall_ns"]
 # Schema groups (harness/row.cpp) that are not measurements of the run.
 ID_GROUP, PARAM_GROUP, RESULT_GROUP = "id", "param", "result"
-# What identifies a case; its rows are the repetitions.
-CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
+# What identifies a case; its rows are the repetitions. `build` is empty but in an A/B run
+# (`schedlab run --against`: A, A2, B), and empty for CSVs without the column (load() adds it).
+CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads", "build"]
 
 CSV_FIX = "pass a CSV written by `schedlab run` (header run_id,preset,scheduler,...,wall_ns,...)"
 
@@ -281,7 +282,11 @@ def _variant_labels(rows):
         for params in variants:
             changed = [f"{k}={v}" for k, v in parse_params(params).items() if modal.get(k) != v]
             labels[(scheduler, params)] = scheduler + (f" [{' '.join(changed)}]" if changed else "")
-    return [labels[(s, p)] for s, p in zip(rows["scheduler"], rows["scheduler_params"])]
+    named = [labels[(s, p)] for s, p in zip(rows["scheduler"], rows["scheduler_params"])]
+    if "build" not in rows:
+        return named
+    # An A/B run's build, as schedlab's own summary names it ("steal-half build=B").
+    return [n + (f" build={b}" if b else "") for n, b in zip(named, rows["build"])]
 
 
 def modal_params(params_column):
@@ -322,6 +327,7 @@ def load(paths):
         frames.append(df)
         files.append(RunFile(path, len(df), meta, note))
     rows = pd.concat(frames, ignore_index=True, sort=False)
+    rows["build"] = rows["build"].fillna("") if "build" in rows else ""  # runs before A/B runs: none
     # Recomputed rather than read: the CSV rounds it, and older CSVs may lack it.
     if "tasks" in rows:
         per_task = rows["wall_ns"] / rows["tasks"].where(rows["tasks"] > 0)

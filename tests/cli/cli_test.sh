@@ -56,7 +56,7 @@ fi
 "$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 12 --threads 1,2 --reps 2 --warmup 0 \
   --out "$WORK/good.csv" --schedtrace 1 --trace "$WORK/trace.json" 2>"$WORK/stderr" >/dev/null || fail "good run failed"
 [ "$(wc -l <"$WORK/good.csv")" = 9 ] || fail "good run: expected header + 8 rows"
-head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,scheduler_params,workload_params,' || fail "CSV header"
+head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,build,scheduler_params,workload_params,' || fail "CSV header"
 $PY - "$WORK" <<'PYEOF' || fail "outputs of the good run"
 import csv, json, re, sys
 work = sys.argv[1]
