@@ -320,6 +320,39 @@ class SimulatedCache(unittest.TestCase):
         self.assertEqual(claims.judged_on(result), "")
 
 
+class LocalityTime(unittest.TestCase):
+    """The LIFO time part is judged on the chase at every thread count; a sweep (which the
+    prefetcher streams from memory, so its saved misses cost little time) is not judged."""
+
+    def test_judged_on_the_chase_at_one_and_two_threads_not_on_the_sweep(self):
+        part = next(p for p in claims.load_criteria().parts if p.name == "time (locality)")
+        rng = np.random.default_rng(11)
+        rows = []
+        for access, fifo in (("chase", 2.0), ("sweep", 1.0)):
+            for rep in range(BLOCKS):
+                for threads in (1, 2):
+                    for selector, factor in ((part.a, fifo), (part.b, 1.0)):
+                        rows.append({"run_id": "synthetic", "preset": "", "source": "synthetic.csv",
+                                     "scheduler": selector.scheduler, "block_index": access == "sweep",
+                                     "scheduler_params": params_text(selector), "workload": "locality",
+                                     "workload_params": f"bytes=1024 access={access}", "threads": threads,
+                                     "rep": rep, "tasks": TASKS,
+                                     "wall_ns": 1e6 * factor * math.exp(rng.normal(0.0, 0.01))})
+        frame = pd.DataFrame(rows)
+        frame["variant"] = _variant_labels(frame)
+        result = judge(part, type("R", (), {"results": lambda self: Results(frame, [SIDECAR], [])})())
+        self.assertEqual(result.verdict, claims.HELD)
+        self.assertEqual(sorted(r.threads for r in result.configs), ["1", "2"])
+        self.assertTrue(all("access=chase" in r.config for r in result.configs),
+                        [r.config for r in result.configs])
+        # The same rows with FIFO no slower on the chase: not held, at both thread counts.
+        frame.loc[frame["workload_params"].str.contains("chase") & (frame["scheduler_params"]
+                  == params_text(part.a)), "wall_ns"] /= 2.0
+        result = judge(part, type("R", (), {"results": lambda self: Results(frame, [SIDECAR], [])})())
+        self.assertEqual(result.verdict, claims.NOT_HELD)
+        self.assertEqual([r.verdict for r in result.configs], [claims.NOT_HELD] * 2)
+
+
 class SetupParameters(unittest.TestCase):
     """Parameters that set up the machine rather than the design (the sidecar's
     `parameters.setup`: pin, replica) do not hide a preset's rows from its own claims."""
