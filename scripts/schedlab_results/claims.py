@@ -465,6 +465,28 @@ def evaluate(results, criteria=None):
     return ClaimsTable(noise, criteria.claims, parts)
 
 
+def as_json(table):
+    """The claims table as plain data (scripts/plot writes it as claims.json): the noise floor,
+    and per part its claim, name, verdict, source, every configuration's effect (as the report
+    prints it) and verdict, and what was left out. For scripts that compare verdicts across
+    runs (scripts/cotenant) or check which parts a run judged (tests/scripts/test_presets.py)."""
+    def number(v):
+        return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+    noise = table.noise
+    return {
+        "noise_floor": {"measured": noise.measured, "blocks": noise.blocks, "flagged": noise.flagged,
+                        "ratio": math.exp(noise.estimate) if noise.measured else None,
+                        "low": math.exp(noise.low) if noise.measured else None,
+                        "high": math.exp(noise.high) if noise.measured else None},
+        "parts": [{"claim": pr.part.claim, "name": pr.part.name, "verdict": pr.verdict,
+                   "judged_on": judged_on(pr), "left_out": pr.left_out,
+                   "configs": [{"config": r.config, "threads": r.threads, "blocks": r.n,
+                                "flagged_blocks": r.flagged, "verdict": r.verdict,
+                                "effect": format_effect(pr.part, r.estimate, r.low, r.high),
+                                "p_holm": number(r.p_holm)} for r in pr.configs]}
+                  for pr in table.parts]}
+
+
 # ---- how the report shows a result -------------------------------------------------------------
 
 def format_effect(part, estimate, low, high):
