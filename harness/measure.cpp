@@ -93,6 +93,17 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
   return m;
 }
 
+std::string child_error_line(const std::string& stderr_path) {
+  std::ifstream in(stderr_path);
+  std::string last, error;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
+  }
+  return error.empty() ? last : error;
+}
+
 nlohmann::json measurement_to_json(const Measurement& m) {
   nlohmann::json counters = nlohmann::json::object();
   for (std::size_t k = 0; k < kCounterCount; ++k) {

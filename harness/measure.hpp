@@ -127,6 +127,11 @@ class ProcessSubject : public Subject {
 
 
 
+// What a schedlab child (a simulated repetition, an A/B server) said when it failed, from the file
+// its stderr went to: its own error line ("schedlab: error: ..." without the prefix), else its
+// last line, else "".
+std::string child_error_line(const std::string& stderr_path);
+
 // What watches an in-process run besides the clock; each may be null.
 struct Watchers {
   HwCounters* events = nullptr;       // per-worker hardware/kernel events

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -29,18 +28,6 @@ using nlohmann::json;
 
 // The protocol's version: a server that answers hello with another is refused.
 constexpr int kProtocol = 1;
-
-// The child's own error line ("schedlab: error: ..."), else its last line, else "".
-std::string last_words(const std::string& stderr_path) {
-  std::ifstream in(stderr_path);
-  std::string last, error;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    last = line;
-    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
-  }
-  return error.empty() ? last : error;
-}
 
 }  // namespace
 
@@ -111,7 +98,7 @@ std::string BuildServer::failed(const std::string& what) const {
 json BuildServer::call(const json& request) {
   const std::string line = request.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), to_) != line.size() || std::fflush(to_) != 0) {
-    const std::string why = last_words(stderr_path_);
+    const std::string why = child_error_line(stderr_path_);
     throw std::runtime_error(failed("ended" + (why.empty() ? std::string() : ": " + why)));
   }
   char* text = nullptr;
@@ -120,7 +107,7 @@ json BuildServer::call(const json& request) {
   const std::string reply_text = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
   std::free(text);
   if (n <= 0) {
-    const std::string why = last_words(stderr_path_);
+    const std::string why = child_error_line(stderr_path_);
     throw std::runtime_error(failed("ended" + (why.empty() ? std::string() : ": " + why)));
   }
   json reply;

@@ -54,18 +54,6 @@ int spawn_and_wait(const std::vector<std::string>& args, const std::string& stde
   return status;
 }
 
-// The child's own error line ("schedlab: error: ..."), else its last line, else "".
-std::string child_error(const std::string& stderr_path) {
-  std::ifstream in(stderr_path);
-  std::string last, error;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    last = line;
-    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
-  }
-  return error.empty() ? last : error;
-}
-
 // A scratch directory removed when it goes out of scope.
 struct ScratchDir {
   fs::path path;
@@ -101,7 +89,7 @@ Measurement SimSubject::measure(Workload&, bool) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                               : "signal " + std::to_string(WTERMSIG(status));
-    const std::string error = child_error(errors);
+    const std::string error = child_error_line(errors);
     throw std::runtime_error(error.empty() ? "simulated run of " + case_.label() + " failed (" + how + ")" : error);
   }
   std::ifstream in(result);
