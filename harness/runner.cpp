@@ -102,7 +102,7 @@ struct RunState {
 // destroyed and built again (see live_subject).
 struct LiveCase {
   const Case* c;
-  Workload* workload;   // its block's, prepared
+  Workload* workload;   // its block's (prepared unless every case of the block is served: A/B)
   WorkloadFacts facts;  // asked once per case: every repetition's is the same
   std::unique_ptr<Subject> subject;
   CaseResult result;

@@ -36,10 +36,10 @@
 namespace schedlab {
 
 // A block repetition is flagged `slow_cpu` when a CPU's probe ran more than this share slower
-// than that CPU's median, or two CPUs' relative speeds differed by more than it. A quarter: the
-// VM's own drift between two quiet probes stays well inside it (docs/platform.md), while a CPU
-// at three quarters of its speed for a block shifts a comparison by more than the 5-10% that
-// most claims count.
+// than that CPU's median, or two CPUs' relative speeds differed by more than it. A quarter: on an
+// idle guest the slowest probe of a block repetition stays within 1.5% of its median in 9 of 10
+// (docs/platform.md), while a CPU at three quarters of its speed for a block shifts a
+// comparison by more than the 5-10% that most claims count, and the phases seen run at half speed.
 inline constexpr double kSlowCpuShare = 0.25;
 
 // The probe's figures for one block repetition: slowest and spread as above (1.0: as fast as
