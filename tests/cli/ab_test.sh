@@ -68,7 +68,7 @@ grep -q "build=B" "$WORK/self.sum" || fail "the summary names no build B case"
 quiet "$WORK/self.csv" "$WORK/self-quiet.csv"
 "$ROOT/scripts/compare" "$WORK/self-quiet.csv" >"$WORK/self.out" 2>&1
 rc=$?
-if [ "$rc" = 0 ] && ! grep -Eq "(slower|faster)$" "$WORK/self.out" && grep -q "^noise floor: within" "$WORK/self.out"; then
+if [ "$rc" = 0 ] && ! grep -Eq '\]\s+(slower|faster)$' "$WORK/self.out" && grep -q "^noise floor: within" "$WORK/self.out"; then
   echo "ok: A/B against itself: no case outside the noise floor ($(grep '^noise floor' "$WORK/self.out" | cut -c1-50)...)"
 else
   fail "A/B against itself: exit $rc: $(cat "$WORK/self.out")"
