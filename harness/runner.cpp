@@ -396,12 +396,13 @@ bool run_part(const std::vector<std::pair<const Case*, const Case*>>& configs, R
       ++next;
     }
     groups.push_back(group.indices());
+    if (groups.size() > 1) {  // said before the group runs, so that a stop or a failure keeps it
+      std::string reasons;
+      for (const std::string& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+      if (groups.size() == 2) run.grouped.push_back(nullptr);
+      run.grouped.back() = {{"blocks", groups}, {"why", reasons}};
+    }
     if (!group.run()) return false;
-  }
-  if (groups.size() > 1) {
-    std::string reasons;
-    for (const std::string& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
-    run.grouped.push_back({{"blocks", groups}, {"why", reasons}});
   }
   return true;
 }
