@@ -5,8 +5,8 @@ claim part side by side, and, for each disturbed run, which block repetitions ov
 and whether they were flagged (`noisy`, `slow_cpu`) and so left out of the claims.
 
 Exit status 0 when every disturbed run gives the quiet run's verdict on every part, 1 when one
-differs, 2 for bad input. A quick-preset run takes about 5 minutes on 2 cores, so the default
-(one quiet run, two disturbed ones) takes about a quarter of an hour; it is not part of
+differs, 2 for bad input. A quick-preset run takes about 6 minutes on 2 cores, so the default
+(one quiet run, two disturbed ones) takes about 20 minutes; it is not part of
 scripts/test. Run it on an otherwise quiet machine: the point is to control the disturbance.
 """
 import argparse
