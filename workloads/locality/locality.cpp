@@ -29,7 +29,7 @@
 //   it and no two misses overlap, so every miss costs a full latency of the level that serves
 //   it. Sized from the caches (the registry: an array of at least twice the last level, so that
 //   a level of the tree cannot stay cached between a parent and its child under FIFO; leaves of
-//   half an L2), the orders then differ in time as much as in misses.
+//   half an L2), the orders then differ in time by what the caches that serve each level cost.
 //
 // Each node records its region (footprint.hpp) for the per-core cache model, as a range or, for
 // a chase, as a walk with its seed: the accesses are the workload's whole footprint, so the model
@@ -48,7 +48,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "api.hpp"
 #include "footprint.hpp"
@@ -115,7 +114,7 @@ class LocalityWorkload final : public Workload {
   // with 4 KiB pages a random walk over tens of MiB also misses the TLB on nearly every line,
   // whose page walks (doubled under a VM's nested paging) would add the same cost under every
   // order and hide the caches' part. Zeroed after the advice, so the first touch faults huge
-  // pages in. A sweep's array is as before: its TLB misses are one per page, prefetched.
+  // pages in. A sweep gets no advice: its TLB misses are one per page, and prefetched.
   void prepare() override {
     const std::size_t bytes = (elements_ * sizeof(std::uint64_t) + kHugePage - 1) / kHugePage * kHugePage;
     void* memory = std::aligned_alloc(kHugePage, bytes);
