@@ -7,8 +7,8 @@ that ran the run), A2 (that binary again: the A/A control) and B (OTHER). Per ca
 - A2 / A: the same for the A/A control.
 The noise floor is the largest A2 / A estimate over the cases: how far apart two servers of one
 build came out here and now, at worst. A case is slower (faster) when its whole B / A interval
-lies above (below) it; slower by more than --min-change, and only that, is a regression (exit
-status 1). Blocks the machine disturbed (the `noisy` and `slow_cpu` flags) are left out.
+lies above (below) it and above (below) the case's own A2 / A interval; slower by more than
+--min-change, and only that, is a regression (exit status 1). Blocks the machine disturbed (the `noisy` and `slow_cpu` flags) are left out.
 """
 import math
 
@@ -80,20 +80,21 @@ def noise_floor(table):
 
 
 def judge(table, floor, min_change):
-    """Sets each case's verdict: slower or faster beyond the noise floor (its whole B / A
-    interval outside [1/floor, floor]), else within it; and whether it is a regression
-    (slower, by more than min_change percent)."""
+    """Sets each case's verdict: slower (faster) when its whole B / A interval lies above (below)
+    the noise floor [1/floor, floor] and above (below) the case's own A2 / A interval, else
+    within the noise floor; and whether it is a regression (slower, by more than min_change
+    percent). The second condition keeps a case whose blocks are tight from being called
+    slower for a difference its own A/A control shows as well."""
     for c in table:
-        if c["b_over_a"] is None or not math.isfinite(floor):
+        own = c["a2_over_a"]
+        if c["b_over_a"] is None or own is None or not math.isfinite(floor) or None in c["b_over_a"] or None in own:
             c["verdict"], c["regression"] = "not judged", False
             continue
         ratio, low, high = c["b_over_a"]
-        if low is None or high is None:
-            c["verdict"], c["regression"] = "not judged", False
-            continue
-        if low > floor:
+        _, own_low, own_high = own
+        if low > floor and low > own_high:
             c["verdict"] = "slower"
-        elif high < 1.0 / floor:
+        elif high < 1.0 / floor and high < own_low:
             c["verdict"] = "faster"
         else:
             c["verdict"] = "within the noise floor"
@@ -145,7 +146,7 @@ def print_text(r, table_printer):
     else:
         print(f"noise floor: within {(floor['factor'] - 1) * 100:.1f}% either way (the largest A2 / A "
               f"estimate of the {len(r['cases'])} cases: {floor['widest_case']}); a case whose whole B / A "
-              "interval lies beyond it is slower or faster")
+              "interval lies beyond it and beyond the case's own A2 / A interval is slower or faster")
     regressions = [c for c in r["cases"] if c["regression"]]
     if regressions:
         print(f"{len(regressions)} case(s) slower beyond the noise floor (exit status 1): "
