@@ -452,6 +452,50 @@ class CompareTest(TempDirTest):
         self.assertNotIn("warning", result.stderr)
 
 
+class AbCompareTest(TempDirTest):
+    """scripts/compare RUN.csv on an A/B run (schedlab run --against): each case's B / A
+    against the run's A/A noise floor."""
+
+    def ab_csv(self, b_factor, name="ab.csv"):
+        """Two cases (fib at 1 and 2 threads), 12 blocks each, builds A, A2 and B: A2 within
+        +-2% of A, B at b_factor (a dict by threads) times A with the same noise."""
+        header, rows = fixture_rows()
+        template = next(r for r in rows if r[header.index("scheduler")] == "steal-half")
+        # Identification columns, before the parameters (as schedlab writes them).
+        at = header.index("scheduler_params")
+        header = header[:at] + ["block_index", "build"] + header[at:]
+        template = template[:at] + ["", ""] + template[at:]
+        cells = {c: header.index(c) for c in ("wall_ns", "rep", "threads", "build", "block_index")}
+        out, noise = [], [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0]
+        for threads in (1, 2):
+            for rep in range(12):
+                for build, factor in (("A", 1.0), ("A2", noise[(rep + 3) % 12]), ("B", b_factor[threads] * noise[rep])):
+                    r = list(template)
+                    r[cells["threads"]], r[cells["rep"]], r[cells["build"]] = str(threads), str(rep), build
+                    r[cells["block_index"]] = "0"
+                    r[cells["wall_ns"]] = str(int(1e6 * (1 + rep % 3 / 10) * factor))
+                    out.append(r)
+        write_csv(self.tmp / name, header, out)
+        return self.tmp / name
+
+    def test_a_build_against_itself_has_no_case_outside_the_noise_floor(self):
+        result = run(COMPARE, self.ab_csv({1: 1.0, 2: 1.0}))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(len(re.findall(r"within the noise floor$", result.stdout, re.M)), 2, result.stdout)
+
+    def test_a_slower_build_is_found_and_exits_1(self):
+        result = run(COMPARE, self.ab_csv({1: 1.0, 2: 1.5}), "--json")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["mode"], "A/B run")
+        self.assertEqual([(c["threads"], c["verdict"]) for c in report["cases"]],
+                         [(1, "within the noise floor"), (2, "slower")])
+        self.assertLess(report["noise_floor"]["factor"], 1.03)
+
+    def test_one_csv_that_is_not_an_ab_run_is_refused(self):
+        self.assert_user_error(run(COMPARE, FIXTURE), "scripts/compare", "not an A/B run")
+
+
 class PlotErrorTest(TempDirTest):
     def test_missing_columns(self):
         write_csv(self.tmp / "bad.csv", ["scheduler", "workload", "wall_ns"],
