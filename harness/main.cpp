@@ -8,8 +8,10 @@
 //   schedlab --version                     version, git commit, build type
 //   schedlab counters                      what this machine can count, and why not the rest
 //   schedlab columns [--markdown|--json]   the CSV's columns (harness/row.cpp)
+//   schedlab run ... --against OTHER       an A/B run: this build and OTHER, paired per block
 //   schedlab simulated-repetition ...      (hidden) one repetition under Valgrind, for `--counters
 //                                          sim` (harness/sim_subject.hpp); not for people
+//   schedlab serve                         (hidden) an A/B run's server (harness/served_subject.hpp)
 //
 // Exit status: 0 done; 1 a run failed (wrong result, runtime error, out of threads or memory);
 // 2 the request was refused (bad name, value or file), nothing ran or was written; 130
@@ -17,6 +19,7 @@
 // marked failed first.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -45,6 +48,7 @@
 #include "registry.hpp"
 #include "row.hpp"
 #include "runner.hpp"
+#include "served_subject.hpp"
 #include "sim_subject.hpp"
 #include "summary.hpp"
 
@@ -222,10 +226,13 @@ int cmd_run(RunRequest request, const std::string& out, const std::string& prese
   if (request.require_counters) require_counters(events);
   if (request.memory_budget != 0) set_memory_budget(request.memory_budget);
   install_crash_handlers();
+  // An A/B run's servers first: a binary that does not serve is refused before anything is written.
+  BuildServers servers;
+  if (!request.against.empty()) servers = start_build_servers(request.against, memory_budget().bytes);
   RunOutputs outputs(request, cases, events);
   std::fprintf(stderr, "schedlab: %zu cases x %u repetitions -> %s\n", cases.size(), request.reps,
                request.out_path.c_str());
-  return report_outcome(execute(request, cases, outputs, events), request.out_path);
+  return report_outcome(execute(request, cases, outputs, events, std::move(servers)), request.out_path);
 }
 
 // What `schedlab run` was given, as text, before it is checked. The defaults are RunRequest's
@@ -243,6 +250,7 @@ struct RunOptions {
   std::size_t trace_max_events = RunRequest{}.trace_max_events;
   std::optional<std::uint64_t> order_seed;
   std::string memory_budget;
+  std::string against;
   std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
@@ -340,6 +348,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--memory-budget", o.memory_budget,
                   "Stop a run whose live tasks would hold more memory than this (bytes, suffixes K, M, G; "
                   "default: half of MemAvailable; see README)");
+  run->add_option("--against", o.against,
+                  "A/B run: measure every case under this binary and under OTHER (another schedlab binary), "
+                  "interleaved and paired per block, with an A/A control; `scripts/compare RUN.csv` judges it");
   run->add_option("--order-seed", o.order_seed,
                   "Seed of the order cases run in within each repetition (default: drawn at random; "
                   "the sidecar records it)");
@@ -400,6 +411,12 @@ RunRequest build_request(const RunOptions& o, const CLI::App& run, const std::st
   if (!o.memory_budget.empty()) {
     const ParamSpec spec{"memory-budget", ParamKind::size, "", "", kMinMemoryBudget, std::int64_t{1} << 50, {}};
     request.memory_budget = static_cast<std::uint64_t>(std::stoll(spec.canonical(o.memory_budget)));
+  }
+  if (!o.against.empty()) {
+    if (::access(o.against.c_str(), X_OK) != 0) {
+      throw ParamError("--against " + o.against + ": not an executable file; give the path of another schedlab binary");
+    }
+    request.against = o.against;
   }
   request.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
   request.command_line.assign(argv, argv + argc);
@@ -478,6 +495,8 @@ int main_impl(int argc, char** argv) {
   std::string report_l1, report_ll;
   add_geometry_options(*counters_cmd, report_l1, report_ll);
   // The child of a simulated repetition (sim_subject.hpp); hidden: its group is empty.
+  // An A/B run's server (served_subject.hpp); hidden too.
+  app.add_subcommand("serve", "")->group("");
   CLI::App* child = app.add_subcommand("simulated-repetition", "")->group("");
   std::string child_request, child_out;
   child->add_option("--request", child_request)->required();
@@ -507,6 +526,7 @@ int main_impl(int argc, char** argv) {
     run_simulated_repetition(child_request, child_out);
     return 0;
   }
+  if (app.got_subcommand("serve")) return serve();
   if (app.got_subcommand("columns")) return cmd_columns(markdown, json);
   refuse_empty_values(*run);
   return cmd_run(build_request(options, *run, presets_file, argc, argv), options.out, presets_file, options.dry_run);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -73,6 +74,7 @@ MachineSample sample_machine() {
   read_machine_ticks(s);
   s.own_ns = own_cpu_ns();
   s.steady_ns = static_cast<double>(steady_ns(std::chrono::steady_clock::now()));
+  s.unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   double load[1];
   if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
   return s;
@@ -81,6 +83,7 @@ MachineSample sample_machine() {
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
   MachineLoad m;
   m.loadavg_1m = before.loadavg_1m;
+  m.started_unix_s = before.unix_s;
   if (before.busy_ticks < 0 || after.busy_ticks < 0) return m;
   const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double others = (after.busy_ticks - before.busy_ticks) * tick_ns - (after.own_ns - before.own_ns);
@@ -88,6 +91,54 @@ MachineLoad machine_load(const MachineSample& before, const MachineSample& after
   if (before.steal_ticks >= 0 && after.steal_ticks >= 0) m.steal_ns = (after.steal_ticks - before.steal_ticks) * tick_ns;
   const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
   m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
+  return m;
+}
+
+std::string child_error_line(const std::string& stderr_path) {
+  std::ifstream in(stderr_path);
+  std::string last, error;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
+  }
+  return error.empty() ? last : error;
+}
+
+nlohmann::json measurement_to_json(const Measurement& m) {
+  nlohmann::json counters = nlohmann::json::object();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    if (m.counters.measured[k]) counters[std::string(kCounters[k].name)] = m.counters.value[k];
+  }
+  nlohmann::json out = {{"wall_ns", m.wall_ns}, {"counters", counters}, {"events", m.events}};
+  if (m.tasks) out["tasks"] = *m.tasks;
+  if (m.cpu_ns) out["cpu_ns"] = *m.cpu_ns;
+  if (m.nvcsw) out["nvcsw"] = *m.nvcsw;
+  if (m.nivcsw) out["nivcsw"] = *m.nivcsw;
+  if (m.model_l2_misses) out["model_l2_misses"] = *m.model_l2_misses;
+  return out;
+}
+
+namespace {
+template <class T>
+void optional_from(const nlohmann::json& j, const char* key, std::optional<T>& into) {
+  if (j.contains(key)) into = j[key].get<T>();
+}
+}  // namespace
+
+Measurement measurement_from_json(const nlohmann::json& j) {
+  Measurement m;
+  m.wall_ns = j.at("wall_ns").get<double>();
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    const std::string name(kCounters[k].name);
+    if (j.at("counters").contains(name)) m.counters.set(static_cast<Counter>(k), j["counters"][name].get<std::uint64_t>());
+  }
+  m.events = j.at("events").get<std::map<std::string, long long>>();
+  optional_from(j, "tasks", m.tasks);
+  optional_from(j, "cpu_ns", m.cpu_ns);
+  optional_from(j, "nvcsw", m.nvcsw);
+  optional_from(j, "nivcsw", m.nivcsw);
+  optional_from(j, "model_l2_misses", m.model_l2_misses);
   return m;
 }
 
@@ -217,11 +268,22 @@ InProcessSubject::run_region(Workload& w) {
     pinned.emplace(pinned_cpus(*elision_pin_, 0, 1));
     if (pinned->error() != 0) throw ResourceError(pin_refused("the elision's thread", pinned->error()));
   }
+  // The A/B mode's slowed build (slow_down_for_test): a spin inside the measured region, 0 else.
+  const auto delay = std::chrono::nanoseconds(test_delay_ns_per_task_ * (w.expected_tasks().value_or(0) + 1));
+  const auto spin_for_test = [delay] {
+    const auto until = std::chrono::steady_clock::now() + delay;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
   if (bracket) simulated_region_begin();
   const auto t0 = std::chrono::steady_clock::now();
   if (scheduler_ != nullptr) {
-    scheduler_->run([&w] { w.run(); });
+    scheduler_->run([&w, &spin_for_test] {
+      spin_for_test();
+      w.run();
+    });
   } else {
+    spin_for_test();
     w.run_elision();
   }
   const auto t1 = std::chrono::steady_clock::now();

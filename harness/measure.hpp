@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,12 +56,17 @@ inline constexpr double kNoisyShare = 0.10;
 inline constexpr double kNoisyMinTicks = 3;
 
 // What the machine was doing during one repetition of a block (every case of it once: the unit
-// of comparison), from /proc/stat and the load average.
+// of comparison), from /proc/stat and the load average, and how fast its CPUs ran (the speed
+// probe, speed_probe.hpp, set by the runner).
 struct MachineLoad {
   std::optional<double> loadavg_1m;    // at the start
   std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
   std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
   std::optional<bool> noisy;           // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
+  std::optional<double> started_unix_s;  // when the repetition began (CLOCK_REALTIME)
+  std::optional<double> probe_slowest;   // SpeedVerdict::slowest
+  std::optional<double> probe_spread;    // SpeedVerdict::spread
+  std::optional<bool> slow_cpu;          // SpeedVerdict::slow
 };
 
 // The machine before a repetition, to be compared with after it by machine_load().
@@ -68,6 +74,7 @@ struct MachineSample {
   double busy_ticks = -1, steal_ticks = -1;  // /proc/stat; -1: not readable / not reported
   double own_ns = 0;                         // this process and its waited-for children
   double steady_ns = 0;
+  double unix_s = 0;  // CLOCK_REALTIME, for lining rows up with other logs
   std::optional<double> loadavg_1m;
 };
 MachineSample sample_machine();
@@ -127,6 +134,11 @@ class ProcessSubject : public Subject {
 
 
 
+// What a schedlab child (a simulated repetition, an A/B server) said when it failed, from the file
+// its stderr went to: its own error line ("schedlab: error: ..." without the prefix), else its
+// last line, else "".
+std::string child_error_line(const std::string& stderr_path);
+
 // What watches an in-process run besides the clock; each may be null.
 struct Watchers {
   HwCounters* events = nullptr;       // per-worker hardware/kernel events
@@ -157,6 +169,10 @@ class InProcessSubject final : public Subject {
   // The next run's measured region is the simulator's: bracketed by its client requests
   // (sim.hpp). Used by the simulated child, after its warm-up runs.
   void bracket_next_run_for_simulator() { bracket_next_ = true; }
+  // A build slowed on purpose, for the A/B mode's tests only (served_subject.hpp,
+  // kServeTestDelayEnv): every measured region spins `ns` per task the workload expects before
+  // the root's body. Never set by `schedlab run`'s own subjects.
+  void slow_down_for_test(std::uint64_t ns_per_task) { test_delay_ns_per_task_ = ns_per_task; }
 
  private:
   Measurement run_timed(Workload& w, bool traced);
@@ -171,6 +187,7 @@ class InProcessSubject final : public Subject {
   Watchers watchers_;
   FootprintLog footprints_;
   bool bracket_next_ = false;
+  std::uint64_t test_delay_ns_per_task_ = 0;
 };
 
 // The in-process subject of `s` (kind in_process or elision): its scheduler built with `threads`
@@ -178,6 +195,12 @@ class InProcessSubject final : public Subject {
 std::unique_ptr<InProcessSubject> in_process_subject(const SchedulerEntry& s, unsigned threads,
                                                      const ParamValues& params, std::string label,
                                                      Watchers watchers);
+
+// A Measurement as JSON and back, for the children that measure in another process (the
+// simulated repetition, the A/B servers) and send it to the runner. Everything but `machine`
+// and `facts`, which the runner sets.
+nlohmann::json measurement_to_json(const Measurement& m);
+Measurement measurement_from_json(const nlohmann::json& j);
 
 // The end of every Subject's measure(): the tasks figure, and exactly once. `observed` is the
 // subject's count of tasks executed (root included), if it has one. Throws

@@ -56,6 +56,7 @@ std::string ParamSpec::accepted() const {
   if (kind == ParamKind::path) return "a directory path";
   std::string out = std::to_string(min) + ".." + std::to_string(max);
   if (kind == ParamKind::size) out += " bytes (suffixes K, M, G)";
+  if (allows_auto) out += ", or auto";
   return out;
 }
 
@@ -67,6 +68,7 @@ std::string ParamSpec::canonical(const std::string& text) const {
     return text;
   }
   if (kind == ParamKind::path) return text;
+  if (allows_auto && text == "auto") return text;
   return std::to_string(parse_number(*this, text));
 }
 

@@ -32,10 +32,19 @@ struct ParamSpec {
   // The CSV column when the name would collide with a result column (loops' --tasks vs the
   // `tasks` a run executed); empty: derived from the name.
   std::string csv_column;
+  // A number that also takes "auto": its owner chooses the value from the machine and the other
+  // parameters (WorkloadEntry::settle), before any case is named or written.
+  bool allows_auto = false;
+  // Sets up the machine or labels a run rather than changing the design under test (pinning,
+  // the A/A control's replica label). The sidecar lists these parameters (`parameters.setup`),
+  // and the claims select a variant's rows whatever such a parameter's value where all of that
+  // scheduler's rows of a configuration share one (a preset that pins everything is still judged).
+  bool machine_setup = false;
 
   // The CSV column: csv_column, else the name with '-' replaced by '_'.
   std::string column() const;
-  // Parses and range-checks `text`; returns the canonical spelling (plain decimal for numbers).
+  // Parses and range-checks `text`; returns the canonical spelling (plain decimal for numbers,
+  // "auto" where allowed).
   // Throws ParamError naming the parameter, the value and what is accepted.
   std::string canonical(const std::string& text) const;
   // A one-line description of the accepted values, e.g. "1..50" or "lifo|fifo".

@@ -116,7 +116,10 @@ void note_single_threaded(const SchedulerEntry& s, const RunPart& r) {
                s.name.c_str());
 }
 
-std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, bool require_counters) {
+// `from_preset`: the part is a preset's, whose author chose its thread counts for its other
+// schedulers (and the elision it adds to every block): no note about single-threaded ones.
+std::vector<Case> plan_part(const RunPart& r, unsigned index, const CounterSelection& selected, bool require_counters,
+                            bool from_preset) {
   if (r.schedulers.empty()) throw ParamError("no scheduler given; use --scheduler NAME[,NAME...]");
   if (r.workloads.empty()) throw ParamError("no workload given; use --workload NAME[,NAME...]");
   check_threads(r);
@@ -128,7 +131,8 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, 
 
   std::vector<Case> cases;
   for (const WorkloadEntry* w : works) {
-    for (const ParamValues& wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+    for (ParamValues wp : combinations(w->params, restrict_to(w->params, r.params), "workload " + w->name)) {
+      if (w->settle) w->settle(wp);
       // Build once to validate the combination (e.g. n in range for this shape).
       try {
         (void)w->make(wp);
@@ -144,13 +148,13 @@ std::vector<Case> plan_part(const RunPart& r, const CounterSelection& selected, 
       for (unsigned t : threads) {
         for (const SchedulerEntry* s : scheds) {
           if (s->single_threaded && t != threads.front()) continue;
-          if (s->single_threaded) note_single_threaded(*s, r);
+          if (s->single_threaded && !from_preset) note_single_threaded(*s, r);
           if (simulated && !simulation_runnable(*s, require_counters)) continue;
           if (s->external() && !external_runnable(*s, *w)) continue;
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             const unsigned threads = s->single_threaded ? 1u : t;
             if (s->validate) s->validate(threads, sp);  // what only a build would find, found now
-            cases.push_back(Case{s, sp, w, wp, threads, simulated, modelled});
+            cases.push_back(Case{s, sp, w, wp, threads, simulated, modelled, index});
           }
         }
       }
@@ -177,6 +181,36 @@ std::vector<Case> filtered(std::vector<Case> cases, const std::string& filter) {
                      " cases; see their names with --dry-run (without --filter)");
   }
   return cases;
+}
+
+// An A/B run (--against): each case three times, measured by this binary, by this binary again
+// (the A/A control) and by the other, in that order, so that they share a block. Cases the
+// builds' servers cannot measure are left out, with one message per reason: another program
+// (go-runtime: the same Go program whichever build runs it) and simulated or modelled ones (an
+// A/B run compares time; the servers count no caches).
+std::vector<Case> ab_cases(std::vector<Case> cases) {
+  std::vector<Case> out;
+  std::set<std::string> said;
+  auto skip = [&](const std::string& why) {
+    if (said.insert(why).second) std::fprintf(stderr, "schedlab: --against: leaving out %s\n", why.c_str());
+  };
+  for (Case& c : cases) {
+    if (c.scheduler->external()) {
+      skip(c.scheduler->name + " cases (another program, the same whichever build runs it)");
+      continue;
+    }
+    if (c.simulated || c.modelled) {
+      skip("simulated and modelled cases (an A/B run compares time; its servers count no caches)");
+      continue;
+    }
+    for (const char* build : {kBuildA, kBuildA2, kBuildB}) {
+      Case copy = c;
+      copy.build = build;
+      out.push_back(std::move(copy));
+    }
+  }
+  if (out.empty()) throw ParamError("--against: none of the selected cases can be measured by two builds (see above); select in-process schedulers");
+  return out;
 }
 
 // --sim-l1 and --sim-ll mean something only to simulated or modelled cases.
@@ -207,7 +241,29 @@ std::string Case::variant() const {
     const std::string& v = scheduler_params.at(p.name);
     if (v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
   }
+  if (!build.empty()) label += " build=" + build;
   return label;
+}
+
+nlohmann::json case_json(const Case& c) {
+  return {{"scheduler", c.scheduler->name},
+          {"scheduler_params", c.scheduler_params},
+          {"workload", c.workload->name},
+          {"workload_params", c.workload_params},
+          {"threads", c.threads}};
+}
+
+Case case_from_json(const nlohmann::json& j) {
+  const SchedulerEntry& s = find_scheduler(j.at("scheduler").get<std::string>());
+  const WorkloadEntry& w = find_workload(j.at("workload").get<std::string>());
+  Case c;
+  c.scheduler = &s;
+  c.workload = &w;
+  c.scheduler_params = resolve_params(s.params, j.at("scheduler_params").get<ParamValues>(), "scheduler " + s.name);
+  c.workload_params = resolve_params(w.params, j.at("workload_params").get<ParamValues>(), "workload " + w.name);
+  if (w.settle) w.settle(c.workload_params);
+  c.threads = j.at("threads").get<unsigned>();
+  return c;
 }
 
 std::vector<unsigned> auto_thread_counts() {
@@ -236,12 +292,13 @@ std::vector<Case> plan(const RunRequest& r) {
   if (r.parts.empty()) throw ParamError("nothing to run; give --scheduler and --workload, or --preset");
   const CounterSelection selected = parse_counters(r.counters);
   std::vector<Case> cases;
-  for (const RunPart& part : r.parts) {
-    std::vector<Case> more = plan_part(part, selected, r.require_counters);
+  for (std::size_t i = 0; i < r.parts.size(); ++i) {
+    std::vector<Case> more = plan_part(r.parts[i], static_cast<unsigned>(i), selected, r.require_counters, !r.preset.empty());
     cases.insert(cases.end(), more.begin(), more.end());
   }
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
   cases = filtered(std::move(cases), r.filter);
+  if (!r.against.empty()) cases = ab_cases(std::move(cases));
   // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
   // is refused before anything runs.
   if (!cache_geometry_for(r, cases)) check_geometry_options(r);

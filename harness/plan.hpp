@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,8 @@ struct RunRequest {
   // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
   // so that a run's order can be repeated with --order-seed.
   std::uint64_t order_seed = 0;
+  // --against: the other build of an A/B run (served_subject.hpp); empty: not an A/B run.
+  std::string against;
 };
 
 // One thing to measure: a configured scheduler running a configured workload on `threads`
@@ -70,6 +73,12 @@ struct Case {
   bool simulated = false;
   // Footprints recorded for the per-core cache model.
   bool modelled = false;
+  // The RunPart it came from (its index in RunRequest::parts): the runner interleaves the
+  // configurations of one part.
+  unsigned part = 0;
+  // In an A/B run (--against), the build that measures it: kBuildA (this binary), kBuildA2 (this
+  // binary again, the A/A control) or kBuildB (the other); empty otherwise.
+  std::string build;
 
   // "steal-half handoff=off fib-go(n=27 cutoff=0) threads=2", " [sim]" appended when simulated:
   // what --filter matches, and how errors, traces and schedtrace name the case.
@@ -77,9 +86,21 @@ struct Case {
   // The value of parameter `name` in this case (a workload's first, then the scheduler's), or
   // "" when neither declares it: the CSV's parameter columns.
   std::string param(const std::string& name) const;
-  // "steal-half handoff=off": the scheduler plus the parameters that differ from its defaults.
+  // "steal-half handoff=off": the scheduler plus the parameters that differ from its defaults,
+  // and in an A/B run its build ("steal-half handoff=off build=B").
   std::string variant() const;
 };
+
+// The builds of an A/B run (Case::build).
+inline constexpr char kBuildA[] = "A";
+inline constexpr char kBuildA2[] = "A2";
+inline constexpr char kBuildB[] = "B";
+
+// A case as JSON (scheduler, its parameters, workload, its parameters, threads) for a child that
+// measures it in another process, and back: case_from_json resolves the parameters with this
+// binary's registry and throws ParamError for a name or parameter it does not know.
+nlohmann::json case_json(const Case& c);
+Case case_from_json(const nlohmann::json& j);
 
 // Expands and validates a request, keeping the cases request.filter matches. Throws ParamError
 // (one line: the problem and the fix), also for a filter that is not a regular expression or

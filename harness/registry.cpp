@@ -1,6 +1,5 @@
 #include "registry.hpp"
 
-#include <bit>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -11,6 +10,7 @@
 #include "fib/fib.hpp"
 #include "iomix/iomix.hpp"
 #include "locality/locality.hpp"
+#include "locality_sizing.hpp"
 #include "loops/loops.hpp"
 #include "matmul/matmul.hpp"
 #include "metadata.hpp"
@@ -107,9 +107,11 @@ std::vector<ParamSpec> stack_params(std::size_t default_size, bool default_guard
 // per-thread binding). One spec, so that the name, choices and meaning agree everywhere; only the
 // default differs (cpu_pin.hpp: kPinByDefault; os-threads: on, os_threads.cpp).
 ParamSpec pin_param(bool def) {
-  return choice("pin", kOnOff, def,
-                "on: worker i runs only on the i-th CPU this process may use, wrapping around past the last "
-                "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
+  ParamSpec p = choice("pin", kOnOff, def,
+                       "on: worker i runs only on the i-th CPU this process may use, wrapping around past the last "
+                       "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
+  p.machine_setup = true;
+  return p;
 }
 
 std::vector<ParamSpec> fiber_params() {
@@ -279,9 +281,11 @@ SchedulerEntry openmp_entry() {
 // twice (--replica a,b) in the same blocks. Every scheduler but the elision takes it; it changes
 // nothing.
 ParamSpec replica_param() {
-  return choice("replica", "a", {"a", "b"},
-                "a label: two replicas of one configuration in the same repetitions are the A/A "
-                "control whose time ratio is the run's noise floor");
+  ParamSpec p = choice("replica", "a", {"a", "b"},
+                       "a label: two replicas of one configuration in the same repetitions are the A/A "
+                       "control whose time ratio is the run's noise floor");
+  p.machine_setup = true;
+  return p;
 }
 
 std::vector<SchedulerEntry> build_schedulers() {
@@ -426,15 +430,34 @@ std::vector<WorkloadEntry> build_workloads() {
                  n.request_bytes = u64(p, "request-bytes");
                  return make_netmix(n);
                }});
-  // Sized from this machine's L2 (sysfs) so that the array never fits and a leaf always does.
-  const std::uint64_t l2 = cache_size_bytes(2) != 0 ? std::bit_floor(cache_size_bytes(2)) : std::uint64_t{1} << 20;
-  r.push_back({"locality", "recursive halving over an array of 16 x L2: each child sweeps the half its parent just wrote",
-               {size("bytes", std::to_string(16 * l2), 64, std::int64_t{1} << 36, "array size, a power of two (default 16 x this machine's L2)"),
-                size("leaf", std::to_string(l2 / 8), 64, std::int64_t{1} << 36, "regions this small are leaves, a power of two (default L2 / 8)"),
-                integer("passes", 4, 1, 1000, "sweeps each node makes over its region")},
-               [u64](const ParamValues& p) {
-                 return make_locality(LocalityParams{u64(p, "bytes"), u64(p, "leaf"), u64(p, "passes")});
-               }});
+  // Sized from this machine's caches (locality_sizing.hpp) unless --bytes or --leaf say otherwise.
+  auto size_auto = [](std::string name, std::string help) {
+    ParamSpec s = size(std::move(name), "auto", 64, std::int64_t{1} << 36, std::move(help));
+    s.allows_auto = true;
+    return s;
+  };
+  auto settle_locality = [](ParamValues& p) {
+    const LocalitySizing& sizes = locality_sizing();
+    const bool chase = param_str(p, "access") == "chase";
+    if (param_str(p, "bytes") == "auto") p["bytes"] = std::to_string(chase ? sizes.chase_bytes : sizes.sweep_bytes);
+    if (param_str(p, "leaf") == "auto") p["leaf"] = std::to_string(chase ? sizes.chase_leaf : sizes.sweep_leaf);
+  };
+  r.push_back({"locality", "recursive halving over an array sized from the caches: each child goes over the half its parent just wrote",
+               {size_auto("bytes", "array size, a power of two (default auto: sweep 16 x this machine's L2, chase the smallest "
+                                   "power of two at least twice its last-level cache)"),
+                size_auto("leaf", "regions this small are leaves, a power of two (default auto: sweep L2 / 8, chase L2 / 2)"),
+                integer("passes", 4, 1, 1000, "passes each node makes over its region"),
+                choice("access", "sweep", {"sweep", "chase"},
+                       "how a node goes over its region: sweep, front to back (the hardware prefetcher streams it), or "
+                       "chase, a dependent walk over a seeded random permutation of its lines (every miss costs a full "
+                       "latency)")},
+               [u64, settle_locality](ParamValues p) {
+                 settle_locality(p);
+                 return make_locality(LocalityParams{u64(p, "bytes"), u64(p, "leaf"), u64(p, "passes"),
+                                                     param_str(p, "access") == "chase" ? LocalityAccess::chase
+                                                                                       : LocalityAccess::sweep});
+               },
+               settle_locality});
   r.push_back({"matmul", "recursive blocked matrix multiply C = A B (8 sub-products per level, two phases of 4)",
                {integer("dim", 512, 1, 16384, "matrix dimension, a power of two"),
                 integer("block", 64, 1, 16384, "submatrix size of a serial leaf, a power of two"),

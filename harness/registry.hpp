@@ -57,6 +57,10 @@ struct WorkloadEntry {
   std::string summary;
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Workload>(const ParamValues& params)> make;
+  // Replaces the parameters left at "auto" (ParamSpec::allows_auto) by the values this machine
+  // and the other parameters give them; plan() calls it, so that a case's name, its CSV row and
+  // its parameters say the numbers that ran. `make` settles too. Empty: nothing is auto.
+  std::function<void(ParamValues& params)> settle;
 };
 
 const std::vector<SchedulerEntry>& scheduler_registry();

@@ -8,6 +8,7 @@
 #include "counters/hw_counters.hpp"
 #include "assert.hpp"
 #include "metadata.hpp"
+#include "speed_probe.hpp"
 
 namespace schedlab {
 namespace {
@@ -48,10 +49,14 @@ void identification(std::vector<Column>& s) {
   s.push_back({"rep", T::integer, "", "id", "repetition, from 0", kNeverEmpty,
                [](const RowContext& r) { return std::to_string(r.rep); }});
   s.push_back({"block_index", T::integer, "", "id",
-               "the block, from 0: the cases of one workload configuration, measured together with "
-               "repetition i of each in a shuffled order before repetition i+1 of any; rows with the "
-               "same run_id, block_index and rep ran back to back",
+               "the block, from 0: the cases of one workload configuration; repetition i of every configuration "
+               "of a part runs before repetition i+1 of any, each configuration's cases back to back in a shuffled "
+               "order; rows with the same run_id, block_index and rep ran back to back",
                kNeverEmpty, [](const RowContext& r) { return std::to_string(r.block); }});
+  s.push_back({"build", T::text, "", "id",
+               "the build that measured the row in an A/B run (`--against`): A this binary, A2 this binary again in "
+               "another server (the A/A control), B the other binary",
+               "the run is not an A/B run", [](const RowContext& r) { return r.c.build; }});
   s.push_back({"scheduler_params", T::text, "", "id", "every scheduler parameter, `name=value`",
                "the scheduler has no parameters",
                [](const RowContext& r) { return describe(r.c.scheduler->params, r.c.scheduler_params); }});
@@ -190,6 +195,10 @@ void workload_facts(std::vector<Column>& s) {
 // quiet enough (measure.hpp, kNoisyShare); a case with more threads than CPUs is marked.
 void machine(std::vector<Column>& s) {
   using T = ColumnType;
+  s.push_back({"started_unix_s", T::real, "s", "machine",
+               "when the block's repetition began, in seconds since 1970-01-01 UTC (the system clock): to line rows "
+               "up with other logs (a co-tenant's bursts, the host's monitoring)",
+               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.started_unix_s, 3); }});
   s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the block's repetition",
                "the kernel does not report it", [](const RowContext& r) { return optional_cell(r.m.machine.loadavg_1m, 2); }});
   s.push_back({"other_cpu_ns", T::integer, "ns", "machine",
@@ -207,6 +216,22 @@ void machine(std::vector<Column>& s) {
                "other_cpu_ns is not measured", [](const RowContext& r) {
                  return r.m.machine.noisy ? std::string(*r.m.machine.noisy ? "1" : "0") : std::string();
                }});
+  s.push_back({"slow_cpu", T::integer, "", "machine",
+               "1 when the speed probe (a fixed spin on every CPU this process may use, before and after the block's "
+               "repetition) ran more than " + std::to_string(static_cast<int>(kSlowCpuShare * 100)) +
+                   "% slower than that CPU's median so far in the run, or two CPUs' relative speeds differed by more "
+                   "than that (probe_slowest, probe_spread); claims leave such repetitions out",
+               kNeverEmpty, [](const RowContext& r) {
+                 return r.m.machine.slow_cpu ? std::string(*r.m.machine.slow_cpu ? "1" : "0") : std::string();
+               }});
+  s.push_back({"probe_slowest", T::real, "", "machine",
+               "the speed probe's slowest time around the block's repetition over its CPU's median so far in the run "
+               "(1.00: as fast as usual; 2.00: half speed)",
+               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_slowest, 3); }});
+  s.push_back({"probe_spread", T::real, "", "machine",
+               "the largest ratio between two CPUs' relative probe times at the start or the end of the block's "
+               "repetition (1.00: every CPU as fast as usual relative to itself)",
+               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_spread, 3); }});
   s.push_back({"oversubscribed", T::integer, "", "machine",
                "1 when the case has more worker threads than CPUs this process may use; claims leave it out",
                kNeverEmpty, [](const RowContext& r) { return std::string(r.c.threads > usable_cpus() ? "1" : "0"); }});

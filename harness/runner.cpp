@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "chrome_trace.hpp"
@@ -16,16 +19,33 @@
 #include "csv.hpp"
 #include "go_reference.hpp"
 #include "measure.hpp"
+#include "memory_budget.hpp"
 #include "row.hpp"
 #include "schedtrace.hpp"
+#include "served_subject.hpp"
 #include "sidecar.hpp"
 #include "sim_subject.hpp"
+#include "speed_probe.hpp"
 
 namespace schedlab {
 
 std::atomic<bool> g_stop_requested{false};
 
 namespace {
+
+// The sidecar's word on an A/B run.
+constexpr char kAbRule[] =
+    "every case measured by three servers, long-lived children set up alike: A this binary, A2 this binary again "
+    "(the A/A control), B the --against binary; the three in one block, in a shuffled order, each repetition; "
+    "B / A paired per block is the build's effect, A2 / A the run's noise floor (scripts/compare RUN.csv)";
+
+// The sidecar's word on the order of the measurements.
+constexpr char kInterleaving[] =
+    "repetition i of every configuration of a part (one entry of a preset's runs, or the command line's "
+    "selection) before repetition i+1 of any; the configurations, and the cases within each, in an order "
+    "shuffled anew for each repetition (--order-seed); a block is one configuration's cases back to back in "
+    "one repetition. `split` lists the parts whose configurations the thread or memory budget split into "
+    "groups run one after another (by block_index)";
 
 class ProgressLine {
  public:
@@ -50,42 +70,76 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// The most worker threads the live schedulers of a block may hold together (a case that needs
-// more is built alone). A few times the cores of the machines this runs on: a typical block
-// (a handful of schedulers at 1-8 threads) stays live for the whole run, while a long --threads
-// sweep, or several schedulers at 150 threads under a thread limit, holds a bounded set.
+// The most worker threads the live schedulers of a group may hold together (a case that needs
+// more is built alone). A few times the cores of the machines this runs on: a typical part (a
+// handful of schedulers at 1-8 threads over a few configurations) stays live for the whole run,
+// while a long --threads sweep, or several schedulers at 150 threads under a thread limit, holds
+// a bounded set.
 constexpr unsigned kLiveThreadBudget = 256;
+// The share of the memory budget (memory_budget.hpp) the prepared inputs of the configurations
+// interleaved together may hold (locality's arrays, matmul's matrices): half, so that the runs'
+// own live tasks keep the other half.
+constexpr double kInputShare = 0.5;
 
-// Everything a block needs from the run around it.
+// Everything a group of blocks needs from the run around it.
 struct RunState {
   const RunRequest& request;
   RunOutputs& out;
   HwCounters& events;
   ProgressLine& progress;
   SchedTracer& schedtrace;
-  std::size_t done = 0;  // repetitions measured so far
-  unsigned block = 0;    // the block being measured
-  std::uint64_t clock = 0;  // counts uses of subjects, for least-recently-used eviction
+  SpeedProbe& probe;
+  std::size_t done = 0;       // repetitions measured so far
+  unsigned next_block = 0;    // the block_index of the next configuration planned
+  std::uint64_t clock = 0;    // counts uses of subjects, for least-recently-used eviction
   std::vector<CaseResult> results;
-  std::mt19937_64 order;  // shuffles each repetition's cases (seeded by request.order_seed)
+  std::mt19937_64 order;      // shuffles each repetition's blocks and cases (request.order_seed)
+  nlohmann::json grouped = nlohmann::json::array();  // the parts a budget split, for the sidecar
+  BuildServers servers;  // an A/B run's, by Case::build
 };
 
-// A case of the block being measured. Its subject is built when first needed and may be
-// destroyed and built again (see run_block).
+// A case of the group being measured. Its subject is built when first needed and may be
+// destroyed and built again (see live_subject).
 struct LiveCase {
   const Case* c;
+  Workload* workload;   // its block's (prepared unless every case of the block is served: A/B)
   WorkloadFacts facts;  // asked once per case: every repetition's is the same
   std::unique_ptr<Subject> subject;
   CaseResult result;
   std::uint64_t last_used = 0;
 };
 
+// One workload configuration of a part: its cases (every variant at every thread count), its
+// prepared workload, its block_index. One repetition of it is a block: its cases back to back.
+struct Block {
+  unsigned index = 0;
+  std::unique_ptr<Workload> workload;  // prepared when a case runs it in this process
+  bool prepared = false;
+  std::vector<LiveCase> cases;
+  std::uint64_t input_bytes = 0;  // resident memory its prepare() took
+};
+
 // Worker threads a case's subject keeps alive (the go-runtime program's are another process's).
 unsigned live_threads(const Case& c) { return c.scheduler->external() ? 0 : c.threads; }
+
+unsigned live_threads(const Case* first, const Case* last) {
+  unsigned n = 0;
+  for (const Case* c = first; c != last; ++c) n += live_threads(*c);
+  return n;
+}
+
+// This process's resident memory (/proc/self/statm), 0 when it cannot be read.
+std::uint64_t resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
 
 // Builds the case's subject. A scheduler that cannot get its threads or its memory is named in
 // the error.
 std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
+  if (!c.build.empty()) return std::make_unique<ServedSubject>(*run.servers.at(c.build), c);
   if (c.scheduler->external()) return std::make_unique<GoProgramSubject>(c, run.request.warmup, run.request.schedtrace_ms);
   if (c.simulated) return std::make_unique<SimSubject>(c, SimSettings{*run.out.geometry(), run.request.warmup});
   Watchers watchers{&run.events, &run.schedtrace, run.out.trace(), std::nullopt};
@@ -99,36 +153,150 @@ std::unique_ptr<Subject> make_subject(const Case& c, RunState& run) {
   }
 }
 
-// The subject of `l`, built and warmed up now if it is not live. Invariant: the live subjects of
-// the block hold at most max(kLiveThreadBudget, l's threads) worker threads; the least recently
-// used are destroyed to make room (they are rebuilt, and warmed up again, when next needed).
-Subject& live_subject(LiveCase& l, std::vector<LiveCase>& block, Workload& workload, RunState& run) {
-  run.out.sidecar().arm_last_words(l.c->label());
-  if (!l.subject) {
-    unsigned live = 0;
-    for (const LiveCase& other : block) live += other.subject ? live_threads(*other.c) : 0;
-    const unsigned budget = std::max(kLiveThreadBudget, live_threads(*l.c));
-    while (live + live_threads(*l.c) > budget) {
-      LiveCase* oldest = nullptr;
-      for (LiveCase& other : block) {
-        if (other.subject && (oldest == nullptr || other.last_used < oldest->last_used)) oldest = &other;
-      }
-      live -= live_threads(*oldest->c);
-      oldest->subject.reset();
-    }
-    l.subject = make_subject(*l.c, run);
-    l.subject->warm_up(workload, run.request.warmup);
+// Configurations measured interleaved: repetition i of every block before repetition i+1 of
+// any, the blocks and the cases within each block in an order shuffled anew for each
+// repetition. A slow phase of the machine (a few seconds) then falls on a few repetitions of
+// every configuration of the part, not on most repetitions of one, whose verdict it would
+// decide. A block stays one configuration's cases back to back in one repetition, so every
+// paired comparison (and the claims' "growth" from 1 to N threads) is within a block as before.
+//
+// The group owns its blocks: its destructor destroys the subjects, then cleans up the workloads
+// (their files), and keeps the results, whatever happened.
+class Group {
+ public:
+  explicit Group(RunState& run) : run_(run) {}
+  ~Group() {
+    for (Block& b : blocks_)
+      for (LiveCase& l : b.cases) l.subject.reset();
+    for (Block& b : blocks_) cleanup(b);
+    for (Block& b : blocks_)
+      for (LiveCase& l : b.cases) run_.results.push_back(std::move(l.result));
   }
-  l.last_used = ++run.clock;
-  return *l.subject;
-}
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
 
-// One repetition of a block: every case once, in the order given. Rows are written when the
-// repetition ends (or stops early), because the machine's load they carry is the whole
-// repetition's: the unit the claims compare within.
+  bool empty() const { return blocks_.empty(); }
+  std::size_t size() const { return blocks_.size(); }
+  std::uint64_t input_bytes() const {
+    std::uint64_t n = 0;
+    for (const Block& b : blocks_) n += b.input_bytes;
+    return n;
+  }
+
+  // Prepares the configuration [first, last) (cases sharing a workload and its parameters) as
+  // block `index`, measuring the memory its inputs take.
+  void add(const Case* first, const Case* last, unsigned index) {
+    Block& b = blocks_.emplace_back();
+    b.index = index;
+    run_.probe.invalidate();
+    b.workload = first->workload->make(first->workload_params);
+    // An A/B run's cases run in their builds' servers, which prepare their own copies.
+    if (std::any_of(first, last, [](const Case& c) { return c.build.empty(); })) {
+      const std::uint64_t before = resident_bytes();
+      b.prepared = true;
+      b.workload->prepare();
+      const std::uint64_t after = resident_bytes();
+      b.input_bytes = after > before ? after - before : 0;
+    }
+    for (const Case* c = first; c != last; ++c) {
+      const WorkloadFacts facts{b.workload->work_span_ratio(), b.workload->round_robin_ratio(c->threads)};
+      b.cases.push_back(LiveCase{c, b.workload.get(), facts, nullptr, CaseResult{*c, index, {}, {}, NAN}});
+    }
+  }
+  // Takes back the block add() made last, before anything ran in it: it goes to the next group.
+  void drop_last() {
+    cleanup(blocks_.back());
+    blocks_.pop_back();
+  }
+  std::vector<unsigned> indices() const {
+    std::vector<unsigned> out;
+    for (const Block& b : blocks_) out.push_back(b.index);
+    return out;
+  }
+
+  // Every repetition of every block. Returns false when a stop was requested. Throws what a
+  // failed run threw.
+  bool run() {
+    std::vector<Block*> blocks;
+    std::vector<std::vector<LiveCase*>> orders;  // per block, its cases in the repetition's order
+    for (Block& b : blocks_) blocks.push_back(&b);
+    for (Block& b : blocks_) {
+      orders.emplace_back();
+      for (LiveCase& l : b.cases) orders.back().push_back(&l);
+    }
+    std::vector<std::size_t> order(blocks.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (unsigned rep = 0; rep < run_.request.reps; ++rep) {
+      std::shuffle(order.begin(), order.end(), run_.order);
+      for (std::size_t i : order) {
+        std::shuffle(orders[i].begin(), orders[i].end(), run_.order);
+        build_if_all_fit();
+        if (!repetition(*blocks[i], orders[i], rep)) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  void cleanup(Block& b) {
+    if (b.workload && b.prepared) b.workload->cleanup();
+  }
+
+  bool repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep);
+
+  // The subject of `l`, built and warmed up now if it is not live. Invariant: the live subjects
+  // of the group hold at most max(kLiveThreadBudget, l's threads) worker threads; the least
+  // recently used are destroyed to make room (they are rebuilt, and warmed up again, when next
+  // needed).
+  Subject& live_subject(LiveCase& l) {
+    run_.out.sidecar().arm_last_words(l.c->label());
+    if (!l.subject) {
+      unsigned live = 0;
+      for (Block& b : blocks_)
+        for (const LiveCase& other : b.cases) live += other.subject ? live_threads(*other.c) : 0;
+      const unsigned budget = std::max(kLiveThreadBudget, live_threads(*l.c));
+      while (live + live_threads(*l.c) > budget) {
+        LiveCase* oldest = nullptr;
+        for (Block& b : blocks_)
+          for (LiveCase& other : b.cases)
+            if (other.subject && (oldest == nullptr || other.last_used < oldest->last_used)) oldest = &other;
+        live -= live_threads(*oldest->c);
+        oldest->subject.reset();
+      }
+      run_.probe.invalidate();
+      l.subject = make_subject(*l.c, run_);
+      l.subject->warm_up(*l.workload, run_.request.warmup);
+    }
+    l.last_used = ++run_.clock;
+    return *l.subject;
+  }
+
+  // Builds (and warms up) every subject of the group that is not live, when the whole group fits
+  // the thread budget: outside any repetition's machine sample, as before the first repetition.
+  // A group larger than the budget (one configuration alone: a long --threads sweep) builds
+  // inside its repetitions (their machine load then spans those builds; their CPU time is this
+  // process's, not counted as other processes').
+  void build_if_all_fit() {
+    unsigned need = 0;
+    for (const Block& b : blocks_)
+      for (const LiveCase& l : b.cases) need += live_threads(*l.c);
+    if (need > kLiveThreadBudget) return;
+    for (Block& b : blocks_)
+      for (LiveCase& l : b.cases)
+        if (!l.subject) (void)live_subject(l);
+  }
+
+  RunState& run_;
+  std::deque<Block> blocks_;  // a deque: LiveCase addresses stay put as blocks are added
+};
+
+// One repetition of a block: every case once, in the order given, between two probes of the
+// CPUs' speed. Rows are written when the repetition ends (or stops early), because the machine's
+// load and speed they carry are the whole repetition's: the unit the claims compare within.
 class BlockRepetition {
  public:
-  BlockRepetition(RunState& run, unsigned rep) : run_(run), rep_(rep), before_(sample_machine()) {}
+  BlockRepetition(RunState& run, const Block& block, unsigned rep)
+      : run_(run), block_(block), rep_(rep), probe_before_(run.probe.start()), before_(sample_machine()) {}
   // When a case failed or a stop came, the cases measured before it keep their rows; an error
   // writing them is dropped here, the one already propagating says what went wrong first.
   ~BlockRepetition() {
@@ -138,12 +306,8 @@ class BlockRepetition {
     }
   }
 
-  void measure(LiveCase& l, std::vector<LiveCase>& block, Workload& workload) {
-    const Case& c = *l.c;
-    run_.progress.update(run_.done, c.label() + " rep " + std::to_string(rep_ + 1) + "/" +
-                                        std::to_string(run_.request.reps));
-    Subject& subject = live_subject(l, block, workload, run_);
-    measured_.emplace_back(&l, subject.measure(workload, /*traced=*/rep_ == 0));
+  void measure(LiveCase& l, Subject& subject) {
+    measured_.emplace_back(&l, subject.measure(*l.workload, /*traced=*/rep_ == 0));
     ++run_.done;
   }
 
@@ -153,14 +317,20 @@ class BlockRepetition {
   // writes none twice.
   void write() {
     if (measured_.empty()) return;
-    const MachineLoad load = machine_load(before_, sample_machine());
+    if (!load_) {
+      load_ = machine_load(before_, sample_machine());
+      const SpeedVerdict speed = run_.probe.judge(probe_before_, run_.probe.end());
+      load_->probe_slowest = speed.slowest;
+      load_->probe_spread = speed.spread;
+      load_->slow_cpu = speed.slow;
+    }
     set_reference_times();
     while (!measured_.empty()) {
       auto& [l, m] = measured_.front();
-      m.machine = load;
+      m.machine = *load_;
       m.facts = l->facts;
       run_.out.csv().write_row(
-          row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, run_.block, rep_, m}));
+          row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, block_.index, rep_, m}));
       l->result.wall_ns.push_back(m.wall_ns);
       l->result.reps.push_back(rep_);
       l->result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
@@ -170,18 +340,16 @@ class BlockRepetition {
 
  private:
   // The times each row is compared with in this repetition (Measurement::elision_ns,
-  // one_thread_ns): the elision's, and the same variant's at 1 thread. A variant is a scheduler
-  // with its parameters; simulated rows take part in neither.
+  // one_thread_ns): the elision's, and the same variant's at 1 thread, both of the row's own
+  // build (an A/B run measures every case once per build). A variant is a scheduler with its
+  // parameters; simulated rows take part in neither.
   void set_reference_times() {
-    std::optional<double> elision;
-    for (const auto& [l, m] : measured_) {
-      if (l->c->scheduler->elision() && !l->c->simulated) elision = m.wall_ns;
-    }
     for (auto& [l, m] : measured_) {
       if (l->c->simulated) continue;
-      m.elision_ns = elision;
       for (const auto& [other, om] : measured_) {
-        if (other->c->threads == 1 && !other->c->simulated && other->c->scheduler == l->c->scheduler &&
+        if (other->c->simulated || other->c->build != l->c->build) continue;
+        if (other->c->scheduler->elision()) m.elision_ns = om.wall_ns;
+        if (other->c->threads == 1 && other->c->scheduler == l->c->scheduler &&
             other->c->scheduler_params == l->c->scheduler_params) {
           m.one_thread_ns = om.wall_ns;
         }
@@ -190,86 +358,93 @@ class BlockRepetition {
   }
 
   RunState& run_;
+  const Block& block_;
   const unsigned rep_;
+  const SpeedProbe::Point probe_before_;
   const MachineSample before_;
+  std::optional<MachineLoad> load_;  // set when the repetition's rows are first written
   std::vector<std::pair<LiveCase*, Measurement>> measured_;
 };
 
-// Builds (and warms up) every subject of the block that is not live, when the whole block fits
-// the thread budget: outside the repetition's machine sample, as before the first repetition.
-// A block larger than the budget builds inside its repetitions (its machine load then spans
-// those builds; their CPU time is this process's, not counted as other processes').
-void build_if_all_fit(const std::vector<LiveCase*>& order, std::vector<LiveCase>& block, Workload& workload,
-                      RunState& run) {
-  unsigned need = 0;
-  for (const LiveCase& l : block) need += live_threads(*l.c);
-  if (need > kLiveThreadBudget) return;
+bool Group::repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep) {
+  BlockRepetition repetition(run_, b, rep);
   for (LiveCase* l : order) {
-    if (!l->subject) (void)live_subject(*l, block, workload, run);
+    if (g_stop_requested.load()) return false;
+    const Case& c = *l->c;
+    run_.progress.update(run_.done, c.label() + " rep " + std::to_string(rep + 1) + "/" +
+                                        std::to_string(run_.request.reps));
+    repetition.measure(*l, live_subject(*l));
   }
+  repetition.write();
+  return true;
 }
 
-// The cases [first, last) share a workload and its parameters. Repetition i of every case runs
-// before repetition i+1 of any, in an order shuffled anew for each repetition: each repetition
-// is a block in which every variant saw the same phase of a noisy machine, and no variant
-// always runs first or last (after another's warm caches, or in a slot the machine happens to
-// slow down). A block spans thread counts on purpose: the claims compare a variant's growth
-// from 1 to N threads within one block (claims.py, "growth").
-//
-// The live schedulers are bounded by a thread budget (live_subject): a block that fits is built
-// and warmed up before its first repetition, as a whole; a larger one builds a case's scheduler
-// right before it is needed and destroys the least recently used. So start-up costs at most a
-// budget's worth of builds however long the sweep, and a sweep of hundreds of thread counts
-// holds a few hundred threads, not hundreds of schedulers. Returns false when a stop was
-// requested.
-bool run_block(const Case* first, const Case* last, RunState& run) {
-  std::vector<LiveCase> block;
-  std::unique_ptr<Workload> workload;
-  struct Finally {  // whatever happens, the schedulers go first, then the workload's files; the results are kept
-    std::vector<LiveCase>& block;
-    std::unique_ptr<Workload>& workload;
-    RunState& run;
-    ~Finally() {
-      for (LiveCase& l : block) l.subject.reset();
-      if (workload) workload->cleanup();
-      for (LiveCase& l : block) run.results.push_back(std::move(l.result));
+// The configurations [first, last) of one part (each a run of consecutive cases sharing a
+// workload and its parameters), interleaved as one group (Group) when they fit the budgets
+// together: their worker threads within kLiveThreadBudget, their prepared inputs within
+// kInputShare of the memory budget. Otherwise they are split, in order, into groups that fit,
+// run one after another, and the sidecar's `interleaving` names the groups and why. Returns false
+// when a stop was requested.
+bool run_part(const std::vector<std::pair<const Case*, const Case*>>& configs, RunState& run) {
+  const unsigned first_block = run.next_block;
+  run.next_block += static_cast<unsigned>(configs.size());
+  const std::uint64_t budget = memory_budget().bytes;
+  const double input_cap = budget == 0 ? INFINITY : kInputShare * static_cast<double>(budget);
+  nlohmann::json groups = nlohmann::json::array();
+  std::set<std::string> why;
+  for (std::size_t next = 0; next < configs.size();) {
+    Group group(run);
+    unsigned threads = 0;
+    while (next < configs.size()) {
+      const auto [first, last] = configs[next];
+      const unsigned need = live_threads(first, last);
+      if (!group.empty() && threads + need > kLiveThreadBudget) {
+        why.insert("their schedulers would hold more than " + std::to_string(kLiveThreadBudget) +
+                   " worker threads together");
+        break;
+      }
+      group.add(first, last, first_block + static_cast<unsigned>(next));
+      if (group.size() > 1 && static_cast<double>(group.input_bytes()) > input_cap) {
+        group.drop_last();
+        why.insert("their prepared inputs would hold more than " + std::to_string(static_cast<int>(kInputShare * 100)) +
+                   "% of the memory budget together");
+        break;
+      }
+      threads += need;
+      ++next;
     }
-  } finally{block, workload, run};
-
-  workload = first->workload->make(first->workload_params);
-  workload->prepare();
-  for (const Case* c = first; c != last; ++c) {
-    const WorkloadFacts facts{workload->work_span_ratio(), workload->round_robin_ratio(c->threads)};
-    block.push_back(LiveCase{c, facts, nullptr, CaseResult{*c, run.block, {}, {}, NAN}});
-  }
-  std::vector<LiveCase*> order;
-  for (LiveCase& l : block) order.push_back(&l);
-  for (unsigned rep = 0; rep < run.request.reps; ++rep) {
-    std::shuffle(order.begin(), order.end(), run.order);
-    build_if_all_fit(order, block, *workload, run);
-    BlockRepetition repetition(run, rep);
-    for (LiveCase* l : order) {
-      if (g_stop_requested.load()) return false;
-      repetition.measure(*l, block, *workload);
+    groups.push_back(group.indices());
+    if (groups.size() > 1) {  // said before the group runs, so that a stop or a failure keeps it
+      std::string reasons;
+      for (const std::string& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+      if (groups.size() == 2) run.grouped.push_back(nullptr);
+      run.grouped.back() = {{"blocks", groups}, {"why", reasons}};
     }
-    repetition.write();
+    if (!group.run()) return false;
   }
   return true;
 }
 
-// Every block in order. Throws what a failed run threw.
+// Every part in order. Throws what a failed run threw.
 RunStatus run_blocks(const std::vector<Case>& cases, RunState& run) {
   for (std::size_t first = 0; first < cases.size();) {
+    // A part's configurations: runs of consecutive cases with one workload and its parameters
+    // (plan() lists a part's cases configuration by configuration). Simulated cases form
+    // configurations of their own (their wall time is Valgrind's, never compared with a native
+    // run's).
+    std::vector<std::pair<const Case*, const Case*>> configs;
     std::size_t last = first;
-    // A block is one workload configuration; simulated cases form blocks of their own (their
-    // wall time is Valgrind's, never compared with a native run's).
-    while (last < cases.size() && cases[last].workload == cases[first].workload &&
-           cases[last].workload_params == cases[first].workload_params &&
-           cases[last].simulated == cases[first].simulated) {
-      ++last;
+    while (last < cases.size() && cases[last].part == cases[first].part) {
+      std::size_t end = last;
+      while (end < cases.size() && cases[end].part == cases[last].part && cases[end].workload == cases[last].workload &&
+             cases[end].workload_params == cases[last].workload_params &&
+             cases[end].simulated == cases[last].simulated) {
+        ++end;
+      }
+      configs.emplace_back(cases.data() + last, cases.data() + end);
+      last = end;
     }
-    if (!run_block(cases.data() + first, cases.data() + last, run)) return RunStatus::interrupted;
-    ++run.block;
+    if (!run_part(configs, run)) return RunStatus::interrupted;
     first = last;
   }
   if (ChromeTrace* timeline = run.out.trace()) {
@@ -306,10 +481,13 @@ RunOutputs::RunOutputs(const RunRequest& r, const std::vector<Case>& cases, cons
 
 RunOutputs::~RunOutputs() = default;
 
-RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutputs& out, HwCounters& events) {
+RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutputs& out, HwCounters& events,
+                   BuildServers servers) {
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
-  RunState run{r, out, events, progress, schedtrace, 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
+  SpeedProbe probe;
+  RunState run{r, out, events, progress, schedtrace, probe, 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
+  run.servers = std::move(servers);
 
   RunOutcome outcome;
   try {
@@ -320,6 +498,13 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   }
   outcome.results = std::move(run.results);
   outcome.rows = out.csv().rows();
+  out.sidecar().record("interleaving", {{"rule", kInterleaving}, {"split", run.grouped}});
+  out.sidecar().record("speed_probe", probe.summary());
+  if (!run.servers.empty()) {
+    nlohmann::json builds = nlohmann::json::object();
+    for (const auto& [build, server] : run.servers) builds[build] = server->describe();
+    out.sidecar().record("ab", {{"builds", builds}, {"rule", kAbRule}});
+  }
   outcome.sidecar_error = out.sidecar().finish(status_word(outcome.status), outcome.error, outcome.rows, events);
   if (!outcome.sidecar_error.empty() && outcome.status == RunStatus::complete) {
     outcome.status = RunStatus::failed;  // the rows are whole, but nothing on disk says the run completed

@@ -1,9 +1,12 @@
 // runner.hpp: measures the planned cases and writes what they measured.
 //
-//   plan (plan.hpp) ─► for each block of cases sharing a workload configuration:
-//                        repetition i of every case before repetition i+1 of any, each case's
+//   plan (plan.hpp) ─► for each part (one RunPart: a preset's run, or the command line's):
+//                        its workload configurations interleaved: repetition i of every
+//                        configuration before repetition i+1 of any, each repetition of a
+//                        configuration a block (its cases back to back, shuffled), each case's
 //                        Subject (measure.hpp) built and warmed up when first needed
-//                      ─► per repetition: Measurement ─► Row (row.hpp) ─► CSV
+//                      ─► per block repetition: the CPUs' speed probed before and after
+//                        (speed_probe.hpp); per case a Measurement ─► Row (row.hpp) ─► CSV
 //                      ─► the sidecar (sidecar.hpp), the summary table, the Chrome trace
 //
 // Simulated cases (`--counters sim`) get a SimSubject (sim_subject.hpp) and blocks of their own;
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "served_subject.hpp"
 
 namespace schedlab {
 
@@ -70,9 +74,10 @@ class RunOutputs {
 };
 
 // Runs every case, appending rows to the CSV and keeping the sidecar current. `events` counts the
-// selected hardware/kernel events on the worker threads of each run. Never throws for a failed
-// run: the outcome says what happened.
+// selected hardware/kernel events on the worker threads of each run; `servers` measure an A/B
+// run's cases (served_subject.hpp, start_build_servers). Never throws for a failed run: the
+// outcome says what happened.
 RunOutcome execute(const RunRequest& request, const std::vector<Case>& cases, RunOutputs& outputs,
-                   HwCounters& events);
+                   HwCounters& events, BuildServers servers = {});
 
 }  // namespace schedlab

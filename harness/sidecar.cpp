@@ -8,6 +8,7 @@
 #include "counters/hw_counters.hpp"
 #include "counters/sim.hpp"
 #include "diagnostics.hpp"
+#include "locality_sizing.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
@@ -18,16 +19,21 @@ namespace schedlab {
 namespace {
 
 // Every scheduler's and workload's parameters with their defaults, canonical: what a variant's
-// parameters are compared with (scripts/schedlab_results names a variant by what it changed).
+// parameters are compared with (scripts/schedlab_results names a variant by what it changed);
+// and the parameters that set up the machine rather than the design (ParamSpec::machine_setup).
 nlohmann::json parameter_defaults() {
   auto defaults = [](const std::vector<ParamSpec>& specs) {
     nlohmann::json out = nlohmann::json::object();
     for (const ParamSpec& p : specs) out[p.name] = p.canonical(p.default_value);
     return out;
   };
-  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()}};
+  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()},
+                         {"setup", nlohmann::json::array()}};
   for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
   for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
+  for (const ParamSpec& p : all_param_specs()) {
+    if (p.machine_setup) out["setup"].push_back(p.name);  // ParamSpec::machine_setup: the claims read it
+  }
   return out;
 }
 
@@ -104,6 +110,9 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   d["parameters"] = parameter_defaults();
   d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
   describe_cache_back_ends(d, cases, geometry);
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.workload->name == "locality"; })) {
+    d["locality_sizing"] = locality_sizing().json();  // what --bytes auto and --leaf auto chose, and why
+  }
   file_.create();
   prepare_last_words();
   set_overflow_context("no case yet");

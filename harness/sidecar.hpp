@@ -41,6 +41,10 @@ class Sidecar {
   // anything runs a case (a build, a warm-up, a repetition).
   void arm_last_words(const std::string& label);
 
+  // Sets `key` to `value`, written with the run's end (finish): what the run learned as it went
+  // (the speed probe's medians, the groups a budget forced).
+  void record(const std::string& key, nlohmann::json value) { file_.data()[key] = std::move(value); }
+
   // The run's end: `status` is "complete", "failed" (with `error`) or "interrupted". Returns ""
   // or why the sidecar could not be written; never throws, so that the run's own error is the
   // one reported.

@@ -27,48 +27,10 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 json request_json(const Case& c, const SimSettings& s) {
-  return {{"scheduler", c.scheduler->name},
-          {"scheduler_params", c.scheduler_params},
-          {"workload", c.workload->name},
-          {"workload_params", c.workload_params},
-          {"threads", c.threads},
-          {"warmup", s.warmup},
-          {"model", c.modelled ? s.geometry.ll.json() : json()}};
-}
-
-json measurement_json(const Measurement& m) {
-  json counters = json::object();
-  for (std::size_t k = 0; k < kCounterCount; ++k) {
-    if (m.counters.measured[k]) counters[std::string(kCounters[k].name)] = m.counters.value[k];
-  }
-  json out = {{"wall_ns", m.wall_ns}, {"counters", counters}, {"events", m.events}};
-  if (m.tasks) out["tasks"] = *m.tasks;
-  if (m.cpu_ns) out["cpu_ns"] = *m.cpu_ns;
-  if (m.nvcsw) out["nvcsw"] = *m.nvcsw;
-  if (m.nivcsw) out["nivcsw"] = *m.nivcsw;
-  if (m.model_l2_misses) out["model_l2_misses"] = *m.model_l2_misses;
-  return out;
-}
-
-template <class T>
-void optional_from(const json& j, const char* key, std::optional<T>& into) {
-  if (j.contains(key)) into = j[key].get<T>();
-}
-
-Measurement measurement_from_json(const json& j) {
-  Measurement m;
-  m.wall_ns = j.at("wall_ns").get<double>();
-  for (std::size_t k = 0; k < kCounterCount; ++k) {
-    const std::string name(kCounters[k].name);
-    if (j.at("counters").contains(name)) m.counters.set(static_cast<Counter>(k), j["counters"][name].get<std::uint64_t>());
-  }
-  m.events = j.at("events").get<std::map<std::string, long long>>();
-  optional_from(j, "tasks", m.tasks);
-  optional_from(j, "cpu_ns", m.cpu_ns);
-  optional_from(j, "nvcsw", m.nvcsw);
-  optional_from(j, "nivcsw", m.nivcsw);
-  optional_from(j, "model_l2_misses", m.model_l2_misses);
-  return m;
+  json r = case_json(c);
+  r["warmup"] = s.warmup;
+  r["model"] = c.modelled ? s.geometry.ll.json() : json();
+  return r;
 }
 
 // Runs argv with its stderr in `stderr_path` and waits; returns the wait status. The child
@@ -90,18 +52,6 @@ int spawn_and_wait(const std::vector<std::string>& args, const std::string& stde
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
-}
-
-// The child's own error line ("schedlab: error: ..."), else its last line, else "".
-std::string child_error(const std::string& stderr_path) {
-  std::ifstream in(stderr_path);
-  std::string last, error;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    last = line;
-    if (line.rfind("schedlab: error: ", 0) == 0) error = line.substr(17);
-  }
-  return error.empty() ? last : error;
 }
 
 // A scratch directory removed when it goes out of scope.
@@ -139,7 +89,7 @@ Measurement SimSubject::measure(Workload&, bool) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                               : "signal " + std::to_string(WTERMSIG(status));
-    const std::string error = child_error(errors);
+    const std::string error = child_error_line(errors);
     throw std::runtime_error(error.empty() ? "simulated run of " + case_.label() + " failed (" + how + ")" : error);
   }
   std::ifstream in(result);
@@ -156,13 +106,13 @@ Measurement SimSubject::measure(Workload&, bool) {
 
 void run_simulated_repetition(const std::string& request_json_text, const std::string& out_path) {
   const json r = json::parse(request_json_text);
-  const SchedulerEntry& s = find_scheduler(r.at("scheduler").get<std::string>());
-  const WorkloadEntry& w = find_workload(r.at("workload").get<std::string>());
+  const Case c = case_from_json(r);
+  const SchedulerEntry& s = *c.scheduler;
+  const WorkloadEntry& w = *c.workload;
+  const ParamValues& sp = c.scheduler_params;
+  const ParamValues& wp = c.workload_params;
+  const unsigned threads = c.threads;
   if (s.external()) throw ParamError("scheduler " + s.name + " is an external program; it cannot be simulated");
-  const auto threads = r.at("threads").get<unsigned>();
-  const ParamValues sp = resolve_params(s.params, r.at("scheduler_params").get<ParamValues>(), "scheduler " + s.name);
-  const ParamValues wp = resolve_params(w.params, r.at("workload_params").get<ParamValues>(), "workload " + w.name);
-  const Case c{&s, sp, &w, wp, threads};
   Watchers watchers{nullptr, nullptr, nullptr, std::nullopt};
   if (!r.at("model").is_null()) {
     const json& g = r["model"];
@@ -180,7 +130,7 @@ void run_simulated_repetition(const std::string& request_json_text, const std::s
   subject->bracket_next_run_for_simulator();
   const Measurement m = subject->measure(*workload, /*traced=*/false);
   std::ofstream out(out_path);
-  out << measurement_json(m).dump() << "\n";
+  out << measurement_to_json(m).dump() << "\n";
   if (!out.flush()) throw std::runtime_error("cannot write " + out_path + ": " + std::strerror(errno));
 }
 

@@ -225,9 +225,19 @@ const CaseResult* group_reference(const std::vector<CaseResult>& results, const 
   return first;
 }
 
-// The cases `r` is compared with: its group's reference, and its own scheduler at its defaults.
+// The cases `r` is compared with: its group's reference, and its own scheduler at its defaults;
+// in an A/B run (--against), the same case measured by build A (served_subject.hpp).
 std::vector<const CaseResult*> partners(const std::vector<CaseResult>& results, const CaseResult& r) {
   std::vector<const CaseResult*> out;
+  if (!r.c.build.empty()) {
+    for (const CaseResult& o : results) {
+      if (&o != &r && o.c.build == kBuildA && r.c.build != kBuildA && same_group(r, o) &&
+          o.c.scheduler == r.c.scheduler && o.c.scheduler_params == r.c.scheduler_params) {
+        out.push_back(&o);
+      }
+    }
+    return out;
+  }
   const CaseResult* reference = group_reference(results, r);
   if (reference != nullptr && reference != &r) out.push_back(reference);
   for (const CaseResult& o : results) {
@@ -253,6 +263,12 @@ std::string comparisons(const std::vector<CaseResult>& results) {
     }
   }
   if (out.str().empty()) return "";
+  const bool ab = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return !r.c.build.empty(); });
+  if (ab) {
+    return "\nComparisons (each case's build B and A2 with its build A, in the same blocks: B / A is the other build's "
+           "effect, A2 / A this run's noise floor; scripts/compare on the CSV judges one against the other):\n" +
+           out.str();
+  }
   return "\nComparisons (each case with " + kReference +
          " or, where it did not run, the first scheduler run; and with its own scheduler's defaults):\n" + out.str();
 }

@@ -151,6 +151,62 @@ TEST(CacheModel, LocalityAtOneWorkerMatchesTheCountByHand) {
   }
 }
 
+// A walk visits every line of its region once, in an order with no stride a prefetcher could
+// follow: for every size and seed, a bijection, and consecutive lines mostly far apart.
+TEST(Walk, EveryLineOnceInNoPrefetchableOrder) {
+  for (std::uint64_t lines : {1ull, 2ull, 8ull, 1024ull, 1ull << 16}) {
+    for (std::uint64_t seed : {0ull, 1ull, 0xDEADBEEFCAFEull}) {
+      SCOPED_TRACE(std::to_string(lines) + " lines, seed " + std::to_string(seed));
+      std::vector<bool> seen(lines);
+      std::uint64_t adjacent = 0, previous = 0;
+      for (std::uint64_t k = 0; k < lines; ++k) {
+        const std::uint64_t line = walk_line(seed, lines, k);
+        ASSERT_LT(line, lines);
+        ASSERT_FALSE(seen[line]) << "line " << line << " visited twice";
+        seen[line] = true;
+        if (k > 0 && (line == previous + 1 || line + 1 == previous)) ++adjacent;
+        previous = line;
+      }
+      if (lines >= 1024) {
+        EXPECT_LT(adjacent, lines / 50) << "a walk should rarely step to a neighbouring line";
+      }
+    }
+  }
+  EXPECT_NE(walk_line(1, 1024, 0), walk_line(2, 1024, 0)) << "the seed changes the order";
+}
+
+// The model replays a walk line by line in its order: a region that fits misses each line once,
+// and again not at all. After a sweep of twice the cache, a second sweep misses every line
+// (LRU evicts each line just before its reuse), while a walk over the same region hits the lines
+// of the sweep's tail it reaches before they are evicted. Every pass of one walk keeps its order,
+// so a walk repeated over twice the cache misses every line too.
+TEST(CacheModel, ReplaysAWalkInItsOrder) {
+  const CacheGeometry cache{64 * 1024, 8, 64};  // 1024 lines
+  std::vector<std::uint64_t> region(2 * 64 * 1024 / 8 + 8);
+  const auto base = (reinterpret_cast<std::uintptr_t>(region.data()) + 63) / 64 * 64;
+  auto walk = [&](std::uint64_t bytes, unsigned passes) {
+    Footprint f;
+    f.passes = passes;
+    f.walked = true;
+    f.base = base;
+    f.row_bytes = f.stride = bytes;
+    f.rows = 1;
+    f.walk_seed = 42;
+    return f;
+  };
+  auto sweep = [&](std::uint64_t bytes) {
+    Footprint f = walk(bytes, 1);
+    f.walked = false;
+    return f;
+  };
+  EXPECT_EQ(replay_misses({walk(32 * 1024, 3)}, 1, cache), 512u);
+  EXPECT_EQ(replay_misses({sweep(128 * 1024), sweep(128 * 1024)}, 1, cache), 4096u);
+  const std::uint64_t after_sweep = replay_misses({sweep(128 * 1024), walk(128 * 1024, 1)}, 1, cache);
+  EXPECT_LT(after_sweep, 4096u - 100) << "the walk reaches some of the sweep's cached tail first";
+  EXPECT_GT(after_sweep, 2048u + 1024) << "but loses most of it to its own misses";
+  EXPECT_EQ(replay_misses({walk(128 * 1024, 2)}, 1, cache), 4096u);
+}
+
 TEST(CacheModel, WorkloadsWithoutAFootprintLeaveTheCellEmpty) {
   const WorkloadEntry& entry = find_workload("fib");
   auto workload = entry.make(resolve_params(entry.params, {{"n", "10"}}, "fib"));

@@ -11,6 +11,7 @@
 #include "fib/fib.hpp"
 #include "iomix/iomix.hpp"
 #include "nqueens/nqueens.hpp"
+#include "locality_sizing.hpp"
 #include "registry.hpp"
 #include "skynet/skynet.hpp"
 #include "spin.hpp"
@@ -31,6 +32,7 @@ std::vector<Small> small_workloads() {
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "3"}, {"file-size", "10000"}, {"reads-per-task", "2"}}},
           {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
           {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
+          {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}, {"access", "chase"}}},
           {"matmul", {{"dim", "64"}, {"block", "16"}}},
           {"matmul", {{"dim", "64"}, {"block", "8"}, {"element", "int32"}}},
           {"recurse", {{"tasks", "4"}, {"depth", "50"}}},
@@ -281,6 +283,27 @@ TEST(Workloads, AWrongUtsTreeIsCaught) {
   other.seed = 20;  // another tree drawn with the same rules
   const UtsCount c = uts_count_sequential(other);
   EXPECT_NE(c.nodes, other.nodes);
+}
+
+// --bytes and --leaf at auto: sized from this machine's caches by the access pattern
+// (locality_sizing.hpp); a number given stays; the settled values are what a case says it ran.
+TEST(Workloads, LocalitySizesItselfFromTheCachesUnlessTold) {
+  const WorkloadEntry& locality = find_workload("locality");
+  const LocalitySizing& sizes = locality_sizing();
+  ASSERT_TRUE(locality.settle);
+  ParamValues chase = resolve_params(locality.params, {{"access", "chase"}}, "locality");
+  EXPECT_EQ(chase.at("bytes"), "auto");
+  locality.settle(chase);
+  EXPECT_EQ(chase.at("bytes"), std::to_string(sizes.chase_bytes));
+  EXPECT_EQ(chase.at("leaf"), std::to_string(sizes.chase_leaf));
+  EXPECT_GE(sizes.chase_bytes, 2 * sizes.last_level.bytes) << "a level of the tree cannot stay in the last level";
+  EXPECT_LE(sizes.chase_leaf, sizes.l2.bytes / 2) << "a leaf fits in L2 with room to spare";
+  EXPECT_FALSE(sizes.last_level.from.empty());
+  ParamValues sweep = resolve_params(locality.params, {{"leaf", "4K"}}, "locality");
+  locality.settle(sweep);
+  EXPECT_EQ(sweep.at("bytes"), std::to_string(sizes.sweep_bytes));
+  EXPECT_EQ(sweep.at("leaf"), "4096");
+  EXPECT_THROW((void)resolve_params(locality.params, {{"bytes", "automatic"}}, "locality"), ParamError);
 }
 
 TEST(Workloads, BadSizesAreRefused) {

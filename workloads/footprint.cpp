@@ -55,25 +55,44 @@ std::vector<Footprint>* FootprintLog::buffer_for_this_thread() {
   return t_buffer.records;
 }
 
-void touch_rows(const void* base, std::size_t row_bytes, std::size_t stride, std::size_t rows,
-                unsigned passes, bool writes) {
+// Appends `f` to the calling thread's buffer of the active log, giving it its order and worker;
+// a no-op when no log is active.
+void record(const Footprint& f) {
   FootprintLog* log = g_active.load(std::memory_order_acquire);
   if (log == nullptr) return;
   std::vector<Footprint>* records = log->buffer_for_this_thread();
+  Footprint& r = records->emplace_back(f);
+  r.order = log->next_order_.fetch_add(1, std::memory_order_relaxed);
+  r.worker = t_buffer.worker;
+}
+
+void touch_rows(const void* base, std::size_t row_bytes, std::size_t stride, std::size_t rows,
+                unsigned passes, bool writes) {
   Footprint f;
-  f.order = log->next_order_.fetch_add(1, std::memory_order_relaxed);
-  f.worker = t_buffer.worker;
   f.passes = passes;
   f.writes = writes;
   f.base = reinterpret_cast<std::uintptr_t>(base);
   f.row_bytes = row_bytes;
   f.stride = stride;
   f.rows = rows;
-  records->push_back(f);
+  record(f);
 }
 
 void touch(const void* base, std::size_t bytes, unsigned passes, bool writes) {
   touch_rows(base, bytes, bytes, 1, passes, writes);
+}
+
+void touch_walk(const void* base, std::size_t bytes, std::uint64_t seed, unsigned passes, bool writes) {
+  Footprint f;
+  f.passes = passes;
+  f.writes = writes;
+  f.walked = true;
+  f.base = reinterpret_cast<std::uintptr_t>(base);
+  f.row_bytes = bytes;
+  f.stride = bytes;
+  f.rows = 1;
+  f.walk_seed = seed;
+  record(f);
 }
 
 }  // namespace schedlab

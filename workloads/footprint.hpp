@@ -24,16 +24,45 @@
 
 namespace schedlab {
 
-// `rows` rows of `row_bytes` bytes, `stride` bytes apart, swept `passes` times in a row.
+// The size of the lines a walk visits (walk_line): 64 bytes, the cache line of every x86-64 core
+// and of most ARM ones.
+inline constexpr std::uint64_t kWalkLineBytes = 64;
+
+// A seeded pseudo-random order of a region's lines: the k-th line (0 <= k < lines, lines a power
+// of two) that a walk with `seed` visits. A bijection on [0, lines) for every seed, so a walk of
+// k = 0 .. lines-1 visits each line once: three rounds of a multiply by an odd constant (a
+// bijection modulo a power of two) and a right xorshift (a bijection on b-bit values), which
+// leave no stride or order a hardware prefetcher could follow. The workload's chase and the
+// cache model's replay of it both call this, so the model replays the order the walk ran.
+inline std::uint64_t walk_line(std::uint64_t seed, std::uint64_t lines, std::uint64_t k) {
+  const std::uint64_t mask = lines - 1;
+  int shift = 0;
+  for (std::uint64_t m = mask; m != 0; m >>= 1) ++shift;  // the bits of a line number
+  shift = shift / 2 + 1;
+  std::uint64_t x = (k ^ seed) & mask;
+  x = (x * 0x9E3779B97F4A7C15ull + (seed >> 32)) & mask;
+  x ^= x >> shift;
+  x = (x * 0xBF58476D1CE4E5B9ull) & mask;
+  x ^= x >> shift;
+  x = (x * 0x94D049BB133111EBull) & mask;
+  x ^= x >> shift;
+  return x;
+}
+
+// `rows` rows of `row_bytes` bytes, `stride` bytes apart, swept `passes` times in a row; or, when
+// `walked`, one region of `row_bytes` (a power of two times kWalkLineBytes) whose lines each pass
+// visits in the order walk_line(walk_seed, ...) gives.
 struct Footprint {
   std::uint64_t order = 0;   // position in the order the footprints began, over all workers
   std::uint32_t worker = 0;  // dense id of the thread that recorded it: 0, 1, ... per run
   std::uint32_t passes = 1;
   bool writes = false;  // the task writes the range (the model invalidates other cores' copies)
+  bool walked = false;  // lines in walk_line's order, not in address order
   std::uintptr_t base = 0;
   std::uint64_t row_bytes = 0;
   std::uint64_t stride = 0;
   std::uint64_t rows = 0;
+  std::uint64_t walk_seed = 0;
 };
 
 // One run's record. At most one log is active in the process at a time (as one Scheduler::run
@@ -56,7 +85,7 @@ class FootprintLog {
   unsigned workers() const { return static_cast<unsigned>(used_); }
 
  private:
-  friend void touch_rows(const void*, std::size_t, std::size_t, std::size_t, unsigned, bool);
+  friend void record(const Footprint&);
   std::vector<Footprint>* buffer_for_this_thread();
 
   std::mutex mutex_;  // guards buffers_ and used_ (a thread's first record of a run takes a buffer)
@@ -72,5 +101,8 @@ void touch(const void* base, std::size_t bytes, unsigned passes, bool writes);
 // The same for a strided block: `rows` rows of `row_bytes`, `stride` bytes apart (a submatrix).
 void touch_rows(const void* base, std::size_t row_bytes, std::size_t stride, std::size_t rows,
                 unsigned passes, bool writes);
+// The same for a walk: each pass visits the `bytes / kWalkLineBytes` lines from `base` (a power of
+// two of them) in walk_line(seed, ...)'s order.
+void touch_walk(const void* base, std::size_t bytes, std::uint64_t seed, unsigned passes, bool writes);
 
 }  // namespace schedlab

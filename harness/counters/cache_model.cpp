@@ -54,7 +54,18 @@ std::uint64_t replay_misses(const std::vector<Footprint>& record, unsigned worke
   for (const Footprint& f : record) {
     for (std::uint32_t pass = 0; pass < f.passes; ++pass) {
       std::uint64_t pass_misses = 0;
-      for (std::uint64_t r = 0; r < f.rows; ++r) {
+      if (f.walked) {
+        const std::uint64_t lines = f.row_bytes / kWalkLineBytes;
+        for (std::uint64_t k = 0; k < lines; ++k) {
+          // One cache line where the cache's lines are 64 bytes; every cache line it spans where
+          // they are shorter; one it shares with its neighbour where they are longer.
+          const std::uint64_t first = f.base + walk_line(f.walk_seed, lines, k) * kWalkLineBytes;
+          for (std::uint64_t a = first - first % geometry.line; a < first + kWalkLineBytes; a += geometry.line) {
+            pass_misses += caches.touch(f.worker, a, f.writes) ? 1 : 0;
+          }
+        }
+      }
+      for (std::uint64_t r = 0; r < (f.walked ? 0 : f.rows); ++r) {
         const std::uint64_t first = f.base + r * f.stride;
         const std::uint64_t last = first + f.row_bytes;  // one past
         for (std::uint64_t a = first - first % geometry.line; a < last; a += geometry.line) {

@@ -8,8 +8,9 @@
 // order they began, each on the cache of the worker that ran it:
 //   - one set-associative LRU cache per worker, of the LL geometry (the per-core L2 by default,
 //     --sim-ll), starting empty at the start of the run;
-//   - a footprint touches each line of its rows once per pass, in address order; a touch is a
-//     miss when the line is not in that worker's cache;
+//   - a footprint touches each line of its rows once per pass, in address order (a walk's, in
+//     its walk order: footprint.hpp's walk_line); a touch is a miss when the line is not in that
+//     worker's cache;
 //   - a write invalidates the line in every other worker's cache (as a coherence protocol does),
 //     so a child running on another core than its parent pays for the half its parent wrote.
 // It sees only the declared footprints (not stacks, queues or task objects), no hardware

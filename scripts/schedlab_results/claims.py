@@ -4,9 +4,11 @@ Everything a verdict depends on is in criteria.toml (what is compared, where, on
 the smallest effect that counts); this module only applies it. How a part is judged is written
 at the top of criteria.toml; the statistics are in paired.py, the metrics in metrics.py.
 
-Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5), thread counts
+Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5; its A/A control
+still gives the noise floor), thread counts
 above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
-nothing there), and blocks with a flagged repetition (another process took CPU time during it).
+nothing there), and blocks with a flagged repetition (another process took CPU time during it, or
+the speed probe found a CPU running slow: load.flagged).
 Rows run under Valgrind's simulator count only for the metric that reads the simulator
 (metrics.py, `source`): never for a time. The report names what was left out, and which source
 judged a part whose metric has more than one.
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .load import ELISION, config_labels, flagged, modal_params, native, parse_params
+from .load import ELISION, block_key, config_labels, flagged, modal_params, native, parse_params
 from .metrics import METRICS, ROOMS
 from .paired import hodges_lehmann, holm, signed_rank_p
 
@@ -116,8 +118,13 @@ def load_criteria(path=CRITERIA):
 class Rows:
     """The rows claims may use, with what selecting and pairing them needs."""
 
-    def __init__(self, results):
-        rows = results.rows[results.rows["preset"] != "granularity"]
+    def __init__(self, results, sweeps=False):
+        """`sweeps`: keep the granularity preset's rows too (the noise floor's A/A control)."""
+        rows = results.rows if sweeps else results.rows[results.rows["preset"] != "granularity"]
+        # An A/B run's claims are build A's (this binary's); its other builds are compared with
+        # it by scripts/compare, not judged.
+        if "build" in rows:
+            rows = rows[rows["build"].isin(["", "A"])]
         self.rows = rows.assign(
             _params=[parse_params(p) for p in rows["scheduler_params"]],
             _over=_oversubscribed(rows, results.files),
@@ -125,15 +132,26 @@ class Rows:
         configs = list(zip(self.rows["workload"], self.rows["workload_params"]))
         self.labels = config_labels(set(configs))
         self.defaults = _defaults(results, self.rows)
+        self.setup = _setup_parameters(results)
 
     def matches(self, rows, selector):
         """Mask of rows of `selector`'s variant: its scheduler, its parameters, and every other
-        parameter at the scheduler's default."""
+        parameter at the scheduler's default; except a parameter that sets up the machine rather
+        than the design (pinning, the replica label: the sidecars' `parameters.setup`) and that
+        the selector does not name, where every row of the scheduler in `rows` (a configuration)
+        has the same value: a preset that pins every case is judged on its pinned rows. Where
+        the rows differ in it (an A/A control's two replicas, pinning on against off), the
+        default decides, as for any parameter."""
         want = dict(self.defaults.get(selector.scheduler, {}))
         want.update(selector.params)
-        return (rows["scheduler"] == selector.scheduler) & rows["_params"].map(
+        mine = rows["scheduler"] == selector.scheduler
+        named = {k for k, _ in selector.params}
+        for key in self.setup - named:
+            if len({p.get(key) for p in rows.loc[mine, "_params"]}) <= 1:
+                want.pop(key, None)
+        return mine & rows["_params"].map(
             lambda p: all(p.get(k) == v for k, v in want.items() if k in p)
-            and all(k in p for k, _ in selector.params))
+            and all(k in p for k in named))
 
     def configs(self, workloads, where):
         """(label, rows) of each configuration of `workloads` whose parameters `where` allows
@@ -157,6 +175,16 @@ def _oversubscribed(rows, files):
         return rows["oversubscribed"].fillna(0).astype(float) > 0
     cpus = {f.csv_path: f.meta.get("machine", {}).get("logical_cpus") for f in files}
     return [bool(cpus.get(s)) and t > cpus[s] for s, t in zip(rows["source"], rows["threads"])]
+
+
+def _setup_parameters(results):
+    """The parameters the runs' sidecars name as setting up the machine rather than the design
+    (`parameters.setup`, from the registry's ParamSpec::machine_setup); none for older runs."""
+    names = set()
+    for f in results.files:
+        setup = (f.meta.get("parameters") or {}).get("setup") or []
+        names |= {n for n in setup if isinstance(n, str)}
+    return names
 
 
 def _defaults(results, rows):
@@ -221,10 +249,8 @@ def _thread_choice(mode, counts):
 
 
 def _blocks(cfg):
-    """The blocks of a configuration's rows: the same run, block and repetition. CSVs written
-    before the `block_index` column have one block per configuration and repetition."""
-    keys = ["source", "run_id", "block_index", "rep"] if "block_index" in cfg else ["source", "run_id", "rep"]
-    return cfg.groupby(keys, sort=True)
+    """The blocks of a configuration's rows: the same run, block and repetition."""
+    return cfg.groupby(block_key(cfg), sort=True)
 
 
 def _row(block, mask, threads):
@@ -449,7 +475,8 @@ class ClaimsTable:
 def evaluate(results, criteria=None):
     criteria = criteria or load_criteria()
     rows_ = Rows(results)
-    noise = noise_floor(criteria, rows_)
+    # The A/A control is no task-size sweep: a granularity run's noise floor is found too.
+    noise = noise_floor(criteria, Rows(results, sweeps=True))
     parts = [evaluate_part(p, rows_) for p in criteria.parts]
     everything = [r for pr in parts for r in pr.configs]
     for r, adjusted in zip(everything, holm([r.p for r in everything])):
@@ -459,6 +486,28 @@ def evaluate(results, criteria=None):
             r.verdict = _verdict(pr.part, r, noise)
         pr.verdict = combine([r.verdict for r in pr.configs])
     return ClaimsTable(noise, criteria.claims, parts)
+
+
+def as_json(table):
+    """The claims table as plain data (scripts/plot writes it as claims.json): the noise floor,
+    and per part its claim, name, verdict, source, every configuration's effect (as the report
+    prints it) and verdict, and what was left out. For scripts that compare verdicts across
+    runs (scripts/cotenant) or check which parts a run judged (tests/scripts/test_presets.py)."""
+    def number(v):
+        return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+    noise = table.noise
+    return {
+        "noise_floor": {"measured": noise.measured, "blocks": noise.blocks, "flagged": noise.flagged,
+                        "ratio": math.exp(noise.estimate) if noise.measured else None,
+                        "low": math.exp(noise.low) if noise.measured else None,
+                        "high": math.exp(noise.high) if noise.measured else None},
+        "parts": [{"claim": pr.part.claim, "name": pr.part.name, "verdict": pr.verdict,
+                   "judged_on": judged_on(pr), "left_out": pr.left_out,
+                   "configs": [{"config": r.config, "threads": r.threads, "blocks": r.n,
+                                "flagged_blocks": r.flagged, "verdict": r.verdict,
+                                "effect": format_effect(pr.part, r.estimate, r.low, r.high),
+                                "p_holm": number(r.p_holm)} for r in pr.configs]}
+                  for pr in table.parts]}
 
 
 # ---- how the report shows a result -------------------------------------------------------------

@@ -15,6 +15,7 @@ Conventions the rest of the package relies on:
 """
 import csv
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -27,8 +28,9 @@ REQUIRED_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep
                     "scheduler_params", "workload_params", "wall_ns"]
 # Schema groups (harness/row.cpp) that are not measurements of the run.
 ID_GROUP, PARAM_GROUP, RESULT_GROUP = "id", "param", "result"
-# What identifies a case; its rows are the repetitions.
-CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads"]
+# What identifies a case; its rows are the repetitions. `build` is empty but in an A/B run
+# (`schedlab run --against`: A, A2, B), and empty for CSVs without the column (load() adds it).
+CASE_KEY = ["scheduler", "scheduler_params", "workload", "workload_params", "threads", "build"]
 # The sequential elision (harness/registry.hpp, kElisionName): each workload's program with every
 # spawn a plain call and no scheduler, T_S of every speedup and efficiency. `serial` runs the
 # task API on one thread (its cost without scheduling); both run on one thread only.
@@ -112,13 +114,53 @@ def native(rows):
     return rows[~simulated(rows)]
 
 
+# The columns that flag a block repetition as disturbed, and why (harness/row.cpp says how each
+# is set): another process took CPU time during it, or the speed probe found a CPU running slow.
+FLAGS = {"noisy": "other processes took CPU time", "slow_cpu": "a CPU ran slow (speed probe)"}
+
+
 def flagged(rows):
-    """Mask of the repetitions another process may have disturbed (`noisy`). A simulated row
-    never is: its counts are the simulator's, which the machine's load cannot change. CSVs
-    without the column have none."""
-    if "noisy" not in rows:
-        return pd.Series(False, index=rows.index)
-    return (rows["noisy"].fillna(0).astype(float) > 0) & ~simulated(rows)
+    """Mask of the repetitions the machine may have disturbed: another process took CPU time
+    (`noisy`) or a CPU ran slow (`slow_cpu`). A simulated row never is: its counts are the
+    simulator's, which the machine's load and speed cannot change. CSVs without a column have
+    none of its flags."""
+    mask = pd.Series(False, index=rows.index)
+    for column in FLAGS:
+        if column in rows:
+            mask |= rows[column].fillna(0).astype(float) > 0
+    return mask & ~simulated(rows)
+
+
+# What identifies a block repetition: the cases of one configuration measured back to back. CSVs
+# written before the `block_index` column have one block per configuration and repetition.
+def block_key(rows):
+    if "block_index" in rows:
+        return ["source", "run_id", "block_index", "rep"]
+    return ["source", "run_id", "workload", "workload_params", "rep"]
+
+
+def flagged_block_list(rows):
+    """One entry per flagged block repetition of the native `rows`: (source, run_id, block
+    index or None, rep, workload, workload_params, why), `why` naming each flag with its figures
+    ("other processes: 42 ms of CPU time; slow CPU: slowest 1.31x its median, CPUs 1.05x
+    apart"). Empty when nothing was flagged or the runs did not record the flags."""
+    rows = native(rows)
+    rows = rows[flagged(rows)]
+    out = []
+    for key, block in rows.groupby(block_key(rows), sort=True):
+        first = block.iloc[0]
+        why = []
+        if float(first.get("noisy", 0) or 0) > 0:
+            other = first.get("other_cpu_ns", math.nan)
+            why.append("other processes: " + (f"{other / 1e6:.0f} ms of CPU time" if other == other else "busy"))
+        if float(first.get("slow_cpu", 0) or 0) > 0:
+            why.append(f"slow CPU: slowest {first.get('probe_slowest', math.nan):.2f}x its median, "
+                       f"CPUs {first.get('probe_spread', math.nan):.2f}x apart")
+        out.append({"source": first["source"], "run_id": first["run_id"],
+                    "block_index": int(first["block_index"]) if "block_index" in block else None,
+                    "rep": int(first["rep"]), "workload": first["workload"],
+                    "workload_params": first["workload_params"], "why": "; ".join(why)})
+    return out
 
 
 def parse_params(text):
@@ -250,7 +292,11 @@ def _variant_labels(rows):
         for params in variants:
             changed = [f"{k}={v}" for k, v in parse_params(params).items() if modal.get(k) != v]
             labels[(scheduler, params)] = scheduler + (f" [{' '.join(changed)}]" if changed else "")
-    return [labels[(s, p)] for s, p in zip(rows["scheduler"], rows["scheduler_params"])]
+    named = [labels[(s, p)] for s, p in zip(rows["scheduler"], rows["scheduler_params"])]
+    if "build" not in rows:
+        return named
+    # An A/B run's build, as schedlab's own summary names it ("steal-half build=B").
+    return [n + (f" build={b}" if b else "") for n, b in zip(named, rows["build"])]
 
 
 def modal_params(params_column):
@@ -291,6 +337,7 @@ def load(paths):
         frames.append(df)
         files.append(RunFile(path, len(df), meta, note))
     rows = pd.concat(frames, ignore_index=True, sort=False)
+    rows["build"] = rows["build"].fillna("") if "build" in rows else ""  # runs before A/B runs: none
     # Recomputed rather than read: the CSV rounds it, and older CSVs may lack it.
     if "tasks" in rows:
         per_task = rows["wall_ns"] / rows["tasks"].where(rows["tasks"] > 0)

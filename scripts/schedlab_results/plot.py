@@ -1,5 +1,7 @@
-"""scripts/plot CSV... --out DIR: figures (PNG, SVG, PDF), report.md and report.html."""
+"""scripts/plot CSV... --out DIR: figures (PNG, SVG, PDF), report.md and report.html, and the
+claims table as claims.json."""
 import argparse
+import json
 import os
 
 from . import claims, plots, report
@@ -23,6 +25,8 @@ def main():
         raise UserError(args.out, f"cannot create the output directory ({e.strerror})",
                         "choose another --out") from None
     table = claims.evaluate(results)
+    with open(os.path.join(args.out, "claims.json"), "w", encoding="utf-8") as f:
+        json.dump(claims.as_json(table), f, indent=2)
     sections, claim_figures = plots.draw_all(results, args.out, table)
     path = report.write(results, sections, claim_figures, table, args.out)
     figures = sum(len(s.files) for s in sections + list(claim_figures)) // 3

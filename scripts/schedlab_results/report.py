@@ -6,7 +6,7 @@ import math
 import os
 
 from . import claims, doc, literature
-from .load import CASE_KEY, flagged, native, natural_key
+from .load import CASE_KEY, FLAGS, block_key, flagged, flagged_block_list, native, natural_key
 from .stats import summarise
 
 def flatten(obj, prefix=""):
@@ -191,7 +191,7 @@ def claims_method():
 def noise_text(noise):
     if not noise.measured:
         why = (f"all {noise.flagged} blocks of the A/A control were flagged: other processes took CPU "
-               "time" if noise.flagged else
+               "time, or a CPU ran slow" if noise.flagged else
                "these runs have no A/A control, i.e. steal-half twice as `--replica a,b`")
         return f"Noise floor: not measured ({why}); effects on time are judged against their smallest effect alone."
     return (f"Noise floor: {math.exp(noise.estimate):.2f} [{math.exp(noise.low):.2f}, {math.exp(noise.high):.2f}] "
@@ -201,31 +201,32 @@ def noise_text(noise):
 
 def _flagged(results):
     """The native rows with `_f`, True where the repetition was flagged; None when these runs did
-    not record the `noisy` column."""
+    not record the flags."""
     rows = native(results.rows)
-    if "noisy" not in rows or not rows["noisy"].notna().any():
+    if not any(c in rows and rows[c].notna().any() for c in FLAGS):
         return None
     return rows.assign(_f=flagged(rows))
 
 
 def flagged_blocks(results):
-    """How many repetitions of each case were flagged (another process took CPU time)."""
+    """The flagged block repetitions, each named (its configuration, block and repetition) with
+    why: another process took CPU time, or the speed probe found a CPU running slow."""
     rows = _flagged(results)
     if rows is None:
         return [doc.Paragraph("Flagged repetitions: not recorded in these runs.")]
-    key = CASE_KEY + ["variant"]
-    counts = rows.groupby(key, sort=False)["_f"].agg(
-        ["sum", "count"]).reset_index()
-    flagged = counts[counts["sum"] > 0]
-    total = int(counts["sum"].sum())
-    text = (f"Flagged repetitions (other processes used more than the share the `noisy` column "
-            f"states): {total} of {int(counts['count'].sum())}.")
-    if flagged.empty:
+    total = rows.groupby(block_key(rows)).ngroups
+    named = flagged_block_list(rows)
+    text = (f"Flagged block repetitions (left out of the claims: other processes used more than "
+            f"the share the `noisy` column states, or a CPU ran slower than the share `slow_cpu` "
+            f"states): {len(named)} of {total}.")
+    if not named:
         return [doc.Paragraph(text)]
+    several = len(results.files) > 1
     return [doc.Paragraph(text), doc.Table(
-        ["Scheduler", "Workload", "Workload params", "Threads", "Flagged / reps"],
-        [[c.variant, c.workload, c.workload_params, str(c.threads), f"{int(c.sum)} / {c.count}"]
-         for c in flagged.itertuples()])]
+        (["Run"] if several else []) + ["Block", "Rep", "Workload", "Workload params", "Why"],
+        [([b["run_id"]] if several else []) +
+         [str(b["block_index"]) if b["block_index"] is not None else "n/a", str(b["rep"]),
+          b["workload"], b["workload_params"], b["why"]] for b in named])]
 
 
 # Above this share of flagged repetitions most verdicts come out "not measured": said first, so
@@ -241,8 +242,9 @@ def busy_machine_warning(results):
     if share <= BUSY_SHARE:
         return []
     return [doc.Paragraph(
-        f"**The machine was busy**: other processes took CPU time in {share:.0%} of the repetitions "
-        "(the `noisy` column), and flagged blocks are left out, so most parts below are not measured. "
+        f"**The machine was busy**: {share:.0%} of the repetitions were flagged (other processes took "
+        "CPU time: `noisy`; a CPU ran slow: `slow_cpu`), and flagged blocks are left out, so most parts "
+        "below are not measured. "
         "Run again on a quiet machine (no builds, no other benchmarks).")]
 
 

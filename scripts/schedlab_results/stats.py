@@ -38,6 +38,16 @@ def mwu_p(a, b):
     return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
+def mwu_p_one_sided(a, b, alternative):
+    """One-sided Mann-Whitney U p-value that b is stochastically greater ("greater") or less
+    ("less") than a; None when a side has no values."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    if len(a) == 0 or len(b) == 0:
+        return None
+    return float(mannwhitneyu(b, a, alternative=alternative).pvalue)
+
+
 def format_p(p):
     if p is None:
         return "n/a"

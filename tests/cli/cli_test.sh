@@ -56,7 +56,7 @@ fi
 "$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 12 --threads 1,2 --reps 2 --warmup 0 \
   --out "$WORK/good.csv" --schedtrace 1 --trace "$WORK/trace.json" 2>"$WORK/stderr" >/dev/null || fail "good run failed"
 [ "$(wc -l <"$WORK/good.csv")" = 9 ] || fail "good run: expected header + 8 rows"
-head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,scheduler_params,workload_params,' || fail "CSV header"
+head -1 "$WORK/good.csv" | grep -q '^run_id,preset,scheduler,workload,threads,rep,block_index,build,scheduler_params,workload_params,' || fail "CSV header"
 $PY - "$WORK" <<'PYEOF' || fail "outputs of the good run"
 import csv, json, re, sys
 work = sys.argv[1]
@@ -93,6 +93,42 @@ assert any(e["name"] == "task" and e["ph"] == "X" for e in trace["traceEvents"])
 # began before its run used to wrap around).
 spans = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in trace["traceEvents"] if e["ph"] != "M"]
 assert all(0 <= begin <= end < 600e6 for begin, end in spans), [s for s in spans if not 0 <= s[0] <= s[1] < 600e6][:3]
+PYEOF
+
+# Interleaving: repetition i of every configuration of a part before repetition i+1 of any, each
+# configuration's cases back to back; the speed probe's columns in every row and its figures in
+# the sidecar.
+"$SCHEDLAB" run --scheduler fair,steal-half --workload fib --n 10,11,12 --threads 1,2 --reps 3 --warmup 0 \
+  --out "$WORK/inter.csv" >/dev/null 2>&1 || fail "interleaved run failed"
+$PY - "$WORK" <<'PYEOF' || fail "interleaved run: order or probe"
+import csv, json, sys
+work = sys.argv[1]
+rows = list(csv.DictReader(open(work + "/inter.csv")))
+order = [(int(r["rep"]), int(r["block_index"])) for r in rows]
+reps = [rep for rep, _ in order]
+assert reps == sorted(reps), f"a repetition began before the one before it ended: {reps}"
+assert {b for _, b in order} == {0, 1, 2}, order
+# within a repetition, one block's rows are contiguous
+for rep in range(3):
+    blocks = [b for r, b in order if r == rep]
+    runs = [b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1] != b]
+    assert len(runs) == 3, f"rep {rep}: blocks interleaved within a repetition: {blocks}"
+for r in rows:
+    assert r["slow_cpu"] in ("0", "1") and float(r["probe_slowest"]) > 0 and float(r["probe_spread"]) >= 1, r
+    assert float(r["started_unix_s"]) > 1.6e9
+meta = json.load(open(work + "/inter.meta.json"))
+probe = meta["speed_probe"]
+assert probe["block_repetitions"] == 9 and probe["cost_ns_per_block_repetition"] > 0, probe
+assert meta["interleaving"]["split"] == [], meta["interleaving"]
+PYEOF
+# A part whose configurations would hold more than 256 worker threads together is split into
+# groups that fit, and the sidecar says so.
+"$SCHEDLAB" run --scheduler steal-half --workload fib --n 8,9 --threads 150 --reps 2 --warmup 0 \
+  --out "$WORK/split.csv" >/dev/null 2>&1 || fail "split run failed"
+$PY - "$WORK" <<'PYEOF' || fail "split run: sidecar"
+import json, sys
+split = json.load(open(sys.argv[1] + "/split.meta.json"))["interleaving"]["split"]
+assert split == [{"blocks": [[0], [1]], "why": "their schedulers would hold more than 256 worker threads together"}], split
 PYEOF
 
 # The summary table compares every case with the fastest peer at its thread count.

@@ -465,6 +465,100 @@ class WarmCallCost(unittest.TestCase):
         self.assertEqual(judge(part, s).verdict, claims.NOT_MEASURED)
 
 
+class LocalityTime(unittest.TestCase):
+    """The LIFO time part is judged on the chase at every thread count; a sweep (which the
+    prefetcher streams from memory, so its saved misses cost little time) is not judged."""
+
+    def test_judged_on_the_chase_at_one_and_two_threads_not_on_the_sweep(self):
+        part = next(p for p in claims.load_criteria().parts if p.name == "time (locality)")
+        rng = np.random.default_rng(11)
+        rows = []
+        for access, fifo in (("chase", 2.0), ("sweep", 1.0)):
+            for rep in range(BLOCKS):
+                for threads in (1, 2):
+                    for selector, factor in ((part.a, fifo), (part.b, 1.0)):
+                        rows.append({"run_id": "synthetic", "preset": "", "source": "synthetic.csv",
+                                     "scheduler": selector.scheduler, "block_index": access == "sweep",
+                                     "scheduler_params": params_text(selector), "workload": "locality",
+                                     "workload_params": f"bytes=1024 access={access}", "threads": threads,
+                                     "rep": rep, "tasks": TASKS,
+                                     "wall_ns": 1e6 * factor * math.exp(rng.normal(0.0, 0.01))})
+        frame = pd.DataFrame(rows)
+        frame["variant"] = _variant_labels(frame)
+        result = judge(part, type("R", (), {"results": lambda self: Results(frame, [SIDECAR], [])})())
+        self.assertEqual(result.verdict, claims.HELD)
+        self.assertEqual(sorted(r.threads for r in result.configs), ["1", "2"])
+        self.assertTrue(all("access=chase" in r.config for r in result.configs),
+                        [r.config for r in result.configs])
+        # The same rows with FIFO no slower on the chase: not held, at both thread counts.
+        frame.loc[frame["workload_params"].str.contains("chase") & (frame["scheduler_params"]
+                  == params_text(part.a)), "wall_ns"] /= 2.0
+        result = judge(part, type("R", (), {"results": lambda self: Results(frame, [SIDECAR], [])})())
+        self.assertEqual(result.verdict, claims.NOT_HELD)
+        self.assertEqual([r.verdict for r in result.configs], [claims.NOT_HELD] * 2)
+
+
+class SetupParameters(unittest.TestCase):
+    """Parameters that set up the machine rather than the design (the sidecar's
+    `parameters.setup`: pin, replica) do not hide a preset's rows from its own claims."""
+
+    PINNED = {name: {**defaults, "pin": "off"} for name, defaults in DEFAULTS.items()}
+    SETUP = RunFile("synthetic.csv", 0, {"parameters": {"schedulers": PINNED, "setup": ["pin", "replica"]}})
+    OLD = RunFile("synthetic.csv", 0, {"parameters": {"schedulers": PINNED}})
+
+    def rows(self, pins=("on",)):
+        """The LIFO live-tasks part's two variants (FIFO keeps 3x the tasks alive) and an A/A
+        control, every scheduler's rows at each pin in `pins`."""
+        part = next(p for p in claims.load_criteria().parts if p.name == "fewer live tasks")
+        rng = np.random.default_rng(13)
+        rows = []
+        for rep in range(BLOCKS):
+            for pin in pins:
+                for selector, live, workload, block in (
+                        (part.a, 3000.0, "locality", 0), (part.b, 1000.0, "locality", 0),
+                        (claims.Selector("steal-half", (("replica", "a"),)), 1000.0, "loops", 1),
+                        (claims.Selector("steal-half", (("replica", "b"),)), 1000.0, "loops", 1)):
+                    rows.append({"run_id": "synthetic", "preset": "locality", "source": "synthetic.csv",
+                                 "scheduler": selector.scheduler, "block_index": block, "rep": rep,
+                                 "scheduler_params": params_text(selector) + f" pin={pin}",
+                                 "workload": workload, "workload_params": "", "threads": 2,
+                                 "tasks": TASKS, "peak_live_tasks": live,
+                                 "wall_ns": 1e6 * (1.1 if pin == "on" else 1.0) * math.exp(rng.normal(0.0, 0.01))})
+        frame = pd.DataFrame(rows)
+        frame["variant"] = _variant_labels(frame)
+        return part, frame
+
+    def evaluate(self, part, frame, sidecar):
+        criteria = claims.load_criteria()
+        criteria.parts = [part]
+        return claims.evaluate(Results(frame, [sidecar], []), criteria)
+
+    def test_a_preset_that_pins_everything_is_judged_and_finds_its_noise_floor(self):
+        part, frame = self.rows(pins=("on",))
+        table = self.evaluate(part, frame, self.SETUP)
+        self.assertEqual(table.parts[0].verdict, claims.HELD)
+        self.assertTrue(table.noise.measured)
+        self.assertEqual(table.noise.blocks, BLOCKS)
+        # Without the sidecar's word (older runs), pin=on is off the default: nothing matches.
+        old = self.evaluate(part, frame, self.OLD)
+        self.assertEqual(old.parts[0].verdict, claims.NOT_MEASURED)
+        self.assertFalse(old.noise.measured)
+
+    def test_where_the_rows_differ_in_it_the_default_decides(self):
+        part, frame = self.rows(pins=("on", "off"))
+        table = self.evaluate(part, frame, self.SETUP)
+        self.assertEqual(table.parts[0].verdict, claims.HELD)
+        self.assertEqual(table.parts[0].configs[0].n, BLOCKS)  # one pair per block: pin=off's
+        self.assertEqual(table.noise.blocks, BLOCKS)
+
+    def test_the_granularity_presets_control_gives_the_noise_floor_alone(self):
+        part, frame = self.rows(pins=("on",))
+        frame["preset"] = "granularity"
+        table = self.evaluate(part, frame, self.SETUP)
+        self.assertEqual(table.parts[0].verdict, claims.NOT_MEASURED)  # a sweep judges no claim
+        self.assertTrue(table.noise.measured)
+
+
 class PairedStatistics(unittest.TestCase):
     def test_hodges_lehmann_interval_of_nine_blocks(self):
         # n = 9: the interval runs from the 6th smallest to the 6th largest Walsh average.

@@ -1,0 +1,188 @@
+"""Every preset, shrunk to a tiny size, run by the real binary and read by scripts/plot: each
+claim part the preset exists for is judged (its verdict is not "not measured"), and its noise
+floor is found. A preset whose rows its own claims cannot select (the locality preset once
+pinned every case, and every part came out "not measured") fails here.
+
+The presets are harness/presets.json with every size shrunk (shrink()) and 2 repetitions, so
+the verdicts themselves mean nothing: this is about which rows reach which part. For the same
+reason the flags a busy machine sets (`noisy`, `slow_cpu`) are cleared before plotting: on a
+shared CI machine they would leave out whole configurations. Needs the schedlab binary in
+$SCHEDLAB (tests/scripts/CMakeLists.txt passes it); skipped without it.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from schedlab_results import claims
+
+ROOT = Path(__file__).resolve().parents[2]
+PRESETS = ROOT / "harness" / "presets.json"
+PLOT = ROOT / "scripts" / "plot"
+SCHEDLAB = os.environ.get("SCHEDLAB", "")
+
+# What each preset exists for: its claim parts, as (claim, part name); None for every part but
+# those the machine may lack the counters for (EXCEPT). The A/A noise floor is every preset's.
+ALL = None
+EXCEPT = {("lifo", "cache misses")}  # PAPI's L2 or the simulator: the quick and full presets have neither
+PARTS = {
+    "quick": ALL,
+    "full": {("fair-idle", "fair idles more"), ("fair-idle", "steal-half faster"),
+             ("central", "related tasks spread across cores"),
+             ("lifo", "fewer live tasks"), ("lifo", "time (locality)"),
+             ("steal", "efficiency near the best possible"), ("handoff", "faster with cold reads"),
+             ("switch", "os-threads cost more per task than steal-half"),
+             ("switch", "os-threads switch in the kernel"), ("switch", "Go's own runtime also beats os-threads"),
+             ("concurrency", "CPU-bound loops gain nothing on one core"),
+             ("concurrency", "I/O-bound work gains on one core"),
+             ("handoff", "a call that does not block costs nothing (against serial, 1 thread)"),
+             ("handoff", "a call that does not block costs nothing (against no hand-off)")},
+    "locality": {("lifo", "fewer live tasks"), ("lifo", "time (locality)"), ("lifo", "cache misses")},
+    "io": {("handoff", "faster with cold reads"),
+           ("handoff", "a call that does not block costs nothing (against serial, 1 thread)"),
+           ("handoff", "a call that does not block costs nothing (against no hand-off)"),
+           ("netpoll-threads", "the poller's waits hold no thread"),
+           ("netpoll-threads", "--netpoll off: a thread per waiting connection"),
+           ("netpoll-threads", "os-threads: a thread per connection"),
+           ("netpoll-p", "faster than a thread per wait (1 thread)"),
+           ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)"),
+           ("concurrency", "I/O-bound work gains on one core")},
+    "io-socket-st": set(),  # tzcnt's io_socket_st shape: no claim, but its A/A control's noise floor
+    "granularity": set(),  # a task-size sweep: no claim, but its A/A control's noise floor
+    "field": set(),  # the field's benchmarks, for the table beside the literature: no claim
+    "field-large": set(),
+}
+# Parts that need Go (go-runtime rows), and the simulator (Valgrind), when the machine lacks them.
+NEEDS_GO = {("switch", "Go's own runtime also beats os-threads"),
+            ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)")}
+NEEDS_SIM = {("lifo", "cache misses")}
+
+
+def shrink(params, workload):
+    """The run's parameters at a tiny size: fewer recursion levels, shorter loops, smaller arrays;
+    the task counts stay (whether the root's queue overflows decides which parts a configuration
+    may judge), and so do the task-length shapes (they decide a fair split's room)."""
+    p = dict(params)
+    if "n" in p and workload in ("fib-go", "fib"):
+        p["n"] = 12 if workload == "fib-go" else 13
+    if workload == "nqueens":
+        p["n"] = 7
+    if workload == "skynet":
+        p["leaves"] = 1000
+    if workload == "uts":
+        p["tree"] = ["mini-T1", "mini-T3"] if isinstance(p.get("tree"), list) else "mini-T1"
+    if workload == "netmix":
+        p.update({"requests": 5, "iters": min(int(p.get("iters", 0)), 1000)})
+    if workload in ("loops", "iomix"):
+        iters = p.get("iters", 1000000)
+        p["iters"] = [max(10, int(i) // 1000) for i in iters] if isinstance(iters, list) else max(10, int(iters) // 1000)
+    if workload == "locality":
+        p.update({"bytes": "256K", "leaf": "16K"})
+    if workload == "matmul":
+        p.update({"dim": 64, "block": 16})
+    return p
+
+
+def tiny_presets(path):
+    presets = json.loads(PRESETS.read_text())
+    for preset in presets.values():
+        for r in preset["runs"]:
+            r["params"] = shrink(r.get("params", {}), r["workload"])
+    path.write_text(json.dumps(presets))
+    return list(presets)
+
+
+def quiet_copy(src, dst):
+    """The CSV with its `noisy` and `slow_cpu` cells cleared, and its sidecar beside it."""
+    with open(src, newline="") as f:
+        rows = list(csv.reader(f))
+    for name in ("noisy", "slow_cpu"):
+        if name in rows[0]:
+            i = rows[0].index(name)
+            for r in rows[1:]:
+                r[i] = "0"
+    with open(dst, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    shutil.copy(str(src)[:-4] + ".meta.json", str(dst)[:-4] + ".meta.json")
+
+
+@unittest.skipUnless(SCHEDLAB and os.access(SCHEDLAB, os.X_OK), "no schedlab binary in $SCHEDLAB")
+class EveryPresetJudgesWhatItExistsFor(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="schedlab-presets-test-"))
+        cls.names = tiny_presets(cls.tmp / "presets.json")
+        counters = subprocess.run([SCHEDLAB, "counters"], capture_output=True, text=True).stdout
+        cls.simulator = "Simulated cache counters" in counters and \
+            "unavailable" not in counters.split("Simulated cache counters", 1)[1].splitlines()[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_presets_json_has_no_preset_this_test_does_not_know(self):
+        self.assertEqual(sorted(self.names), sorted(PARTS))
+
+    def judge(self, preset):
+        out = self.tmp / preset
+        csv_path = self.tmp / f"{preset}.csv"
+        run = subprocess.run([SCHEDLAB, "--presets-file", str(self.tmp / "presets.json"), "run", "--preset",
+                              preset, "--reps", "2", "--warmup", "0", "--out", str(csv_path)],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        quiet_copy(csv_path, self.tmp / f"{preset}-quiet.csv")
+        plot = subprocess.run([str(PLOT), str(self.tmp / f"{preset}-quiet.csv"), "--out", str(out)],
+                              capture_output=True, text=True)
+        self.assertEqual(plot.returncode, 0, plot.stderr[-2000:])
+        with open(out / "claims.json") as f:
+            table = json.load(f)
+        with open(csv_path) as f:
+            go = any(r["scheduler"] == "go-runtime" for r in csv.DictReader(f))
+        return table, go
+
+    def check(self, preset):
+        table, go = self.judge(preset)
+        self.assertTrue(table["noise_floor"]["measured"], f"{preset}: no noise floor")
+        every = {(p.claim, p.name) for p in claims.load_criteria().parts}
+        wanted = (every - EXCEPT) if PARTS[preset] is ALL else set(PARTS[preset])
+        if not go:
+            wanted -= NEEDS_GO
+        if not self.simulator:
+            wanted -= NEEDS_SIM
+        verdicts = {(p["claim"], p["name"]): p["verdict"] for p in table["parts"]}
+        unjudged = {part: (verdicts.get(part), next((p["left_out"] for p in table["parts"]
+                                                     if (p["claim"], p["name"]) == part), None))
+                    for part in wanted if verdicts.get(part) in (None, claims.NOT_MEASURED)}
+        self.assertEqual(unjudged, {}, f"{preset}: parts it exists for came out not measured")
+
+    def test_quick(self):
+        self.check("quick")
+
+    def test_full(self):
+        self.check("full")
+
+    def test_locality(self):
+        self.check("locality")
+
+    def test_io(self):
+        self.check("io")
+
+    def test_granularity(self):
+        self.check("granularity")
+
+    def test_io_socket_st(self):
+        self.check("io-socket-st")
+
+    def test_field(self):
+        self.check("field")
+
+    def test_field_large(self):
+        self.check("field-large")
+
+
+if __name__ == "__main__":
+    unittest.main()
