@@ -4,12 +4,14 @@
 // allocator is on the hot path of every scheduler alike. Measured with callgrind on fib-go
 // (steal-half, one thread): oneTBB's scalable_malloc/free cost ~120 instructions per task,
 // glibc's malloc spills out of its 7-entry tcache into the slower bins. A per-thread free list
-// per 64-byte size class costs ~10, and that is what this file is.
+// per 64-byte size class costs a few, and that is what this file is: the caller passes the
+// class (a compile-time constant of the task type, scheduler.hpp), so a block needs no header
+// and a pop or push is four instructions behind one thread_local access.
 //
 // A block freed by another thread joins that thread's list (memory moves between threads with
 // the tasks, as in tcache); each list keeps at most kKeep blocks and returns the rest to
-// operator delete, so a burst does not pin memory. Sanitizer builds bypass the lists so that
-// ASan still sees every use after free and TSan every allocation.
+// operator delete, so a burst does not pin memory. Sanitizer builds never come here
+// (scheduler.hpp, kPooledTaskMemory).
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -19,47 +21,36 @@
 namespace schedlab::detail {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kPooled = false;
-#else
-constexpr bool kPooled = true;
-#endif
+constexpr std::uint32_t kKeep = 4096;  // blocks kept per class and thread
 
-constexpr std::size_t kClassBytes = 64;
-constexpr std::size_t kClasses = 8;  // blocks of 64 .. 512 bytes; larger tasks use operator new
-constexpr std::size_t kKeep = 4096;  // blocks kept per class and thread
-
-// Each block starts with a header recording its class, so free needs no size.
-struct alignas(16) Header {
-  std::uint32_t size_class;  // kClasses: not pooled
-};
 struct FreeBlock {
   FreeBlock* next;
 };
 
+std::size_t block_bytes(std::uint32_t size_class) { return (size_class + 1) * kTaskBlockBytes; }
+
 // Constant-initialised and trivially destructible, so that reaching it is one %fs-relative
 // access: a thread_local with a destructor is reached through a lazy-initialisation guard on
-// every access (callgrind: ~10 instructions of each allocation and each free). The blocks a
-// thread keeps are handed back when it exits by ReleaseAtExit, armed once per thread, the first
-// time it keeps one (`armed`, not the list's count: a list's step from 0 to 1 block recurs each
-// time a thread empties it and frees again). allocate/free are never inlined into their callers (this
-// file has them), so a caller that switches fibers between the two reaches each thread's own
-// cache.
+// every access (callgrind: ~10 instructions of each allocation and each free). `room` is how
+// many more blocks the list of a class may keep; it is 0 in a thread that has never freed a
+// block, so that thread's first free takes the slow path, which arms ReleaseAtExit (the blocks
+// a thread keeps are handed back when it exits) and opens the room: the fast path of a free is
+// then one test, whether the list is full or the thread new.
 struct ThreadCache {
-  FreeBlock* head[kClasses];
-  std::uint32_t count[kClasses];
+  FreeBlock* head[kTaskBlockClasses];
+  std::uint32_t room[kTaskBlockClasses];
   bool armed;
 };
 constinit thread_local ThreadCache tls_cache{};
 
 struct ReleaseAtExit {
   ~ReleaseAtExit() {
-    for (std::size_t c = 0; c < kClasses; ++c) {
+    for (std::uint32_t c = 0; c < kTaskBlockClasses; ++c) {
       while (FreeBlock* b = tls_cache.head[c]) {
         tls_cache.head[c] = b->next;
-        ::operator delete(reinterpret_cast<Header*>(b) - 1);
+        ::operator delete(b);
       }
-      tls_cache.count[c] = 0;
+      tls_cache.room[c] = 0;
     }
   }
 };
@@ -70,44 +61,43 @@ struct ReleaseAtExit {
   (void)&release;
 }
 
-}  // namespace
-
-void* allocate_task_memory(std::size_t size) {
-  const std::size_t c = (size + kClassBytes - 1) / kClassBytes - 1;
-  if (kPooled && c < kClasses) {
-    ThreadCache& tc = tls_cache;
-    if (FreeBlock* b = tc.head[c]) {
-      tc.head[c] = b->next;
-      --tc.count[c];
-      return b;
-    }
-    auto* h = static_cast<Header*>(::operator new(sizeof(Header) + (c + 1) * kClassBytes));
-    h->size_class = static_cast<std::uint32_t>(c);
-    return h + 1;
+// A free that found no room: the thread's first (arm the cache), or a full list.
+[[gnu::noinline]] void free_without_room(FreeBlock* b, std::uint32_t c) noexcept {
+  ThreadCache& tc = tls_cache;
+  if (!tc.armed) {
+    arm_release_at_exit();
+    tc.armed = true;
+    for (std::uint32_t k = 0; k < kTaskBlockClasses; ++k) tc.room[k] = kKeep;
+    b->next = tc.head[c];
+    tc.head[c] = b;
+    --tc.room[c];
+    return;
   }
-  auto* h = static_cast<Header*>(::operator new(sizeof(Header) + size));
-  h->size_class = kClasses;
-  return h + 1;
+  ::operator delete(b);
 }
 
-void free_task_memory(void* p) noexcept {
-  Header* h = static_cast<Header*>(p) - 1;
-  const std::size_t c = h->size_class;
-  if (kPooled && c < kClasses) {
-    ThreadCache& tc = tls_cache;
-    if (tc.count[c] < kKeep) {
-      if (!tc.armed) [[unlikely]] {
-        arm_release_at_exit();
-        tc.armed = true;
-      }
-      auto* b = static_cast<FreeBlock*>(p);
-      b->next = tc.head[c];
-      tc.head[c] = b;
-      ++tc.count[c];
-      return;
-    }
+}  // namespace
+
+void* allocate_task_block(std::uint32_t c) {
+  ThreadCache& tc = tls_cache;
+  if (FreeBlock* b = tc.head[c]) [[likely]] {
+    tc.head[c] = b->next;
+    ++tc.room[c];
+    return b;
   }
-  ::operator delete(h);
+  return ::operator new(block_bytes(c));
+}
+
+void free_task_block(void* p, std::uint32_t c) noexcept {
+  auto* b = static_cast<FreeBlock*>(p);
+  ThreadCache& tc = tls_cache;
+  if (tc.room[c] != 0) [[likely]] {
+    b->next = tc.head[c];
+    tc.head[c] = b;
+    --tc.room[c];
+    return;
+  }
+  free_without_room(b, c);
 }
 
 }  // namespace schedlab::detail

@@ -48,6 +48,7 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
       pin_cpus_(config_.pin ? allowed_cpus() : std::vector<int>{}),
       stacks_(config_.stack),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
+  finished_tasks_need_join_ = false;  // a finished task's fiber went back to a pool already
   failure_.reserve(kResourceMessageRoom);
   install_overflow_handler();
   policy_->attach(*this);
