@@ -138,10 +138,20 @@ inline constexpr bool kPooledTaskMemory = true;
 #endif
 inline constexpr std::size_t kTaskBlockBytes = 64;
 inline constexpr std::uint32_t kTaskBlockClasses = 8;  // 64 .. 512 bytes; larger tasks use operator new
-// Out of line on purpose: the cache is a thread_local, and a caller that switches fibers
-// between two calls (a spawn after a join) must reach the cache of the thread it is on now,
-// which the compiler, caching the thread pointer, would not guarantee if these were inlined.
+// A thread's cache of free blocks, one list per class (task_memory.cpp). `room`: how many more
+// blocks a list may keep; 0 in a thread that has not freed yet, so its first free goes the slow
+// way (free_task_block), which arms the cache.
+struct TaskBlockCache {
+  void* head[kTaskBlockClasses];
+  std::uint32_t room[kTaskBlockClasses];
+  bool armed;
+};
+extern constinit thread_local TaskBlockCache tls_task_blocks;
+// Out of line on purpose: a spawn is inlined into task code, which may have switched fibers,
+// and so threads, since its last spawn; the compiler may reuse the thread pointer it read
+// before the switch, so the cache is reached in a function of its own (docs/platform.md).
 void* allocate_task_block(std::uint32_t size_class);
+// The slow half of a free: the thread's first, or its list is full.
 void free_task_block(void* p, std::uint32_t size_class) noexcept;
 
 template <std::size_t Size>
@@ -154,10 +164,21 @@ void* allocate_task_memory() {
     return ::operator new(Size);
   }
 }
+// Inline, with the thread_local reached directly: called only from a task type's destroy
+// function (api.hpp), which is entered through a pointer, never inlined, and switches no
+// fiber, so the thread it reads is the thread it runs on.
 template <std::size_t Size>
 void free_task_memory(void* p) noexcept {
   if constexpr (kPooledTaskMemory && kTaskBlockClass<Size> < kTaskBlockClasses) {
-    free_task_block(p, kTaskBlockClass<Size>);
+    constexpr std::uint32_t c = kTaskBlockClass<Size>;
+    TaskBlockCache& cache = tls_task_blocks;
+    if (cache.room[c] != 0) [[likely]] {
+      *static_cast<void**>(p) = cache.head[c];
+      cache.head[c] = p;
+      --cache.room[c];
+      return;
+    }
+    free_task_block(p, c);
   } else {
     ::operator delete(p);
   }

@@ -5,8 +5,8 @@
 // (steal-half, one thread): oneTBB's scalable_malloc/free cost ~120 instructions per task,
 // glibc's malloc spills out of its 7-entry tcache into the slower bins. A per-thread free list
 // per 64-byte size class costs a few, and that is what this file is: the caller passes the
-// class (a compile-time constant of the task type, scheduler.hpp), so a block needs no header
-// and a pop or push is four instructions behind one thread_local access.
+// class (a compile-time constant of the task type, scheduler.hpp), so a block needs no header;
+// an allocation is a call and a pop, a free an inline push (scheduler.hpp, free_task_memory).
 //
 // A block freed by another thread joins that thread's list (memory moves between threads with
 // the tasks, as in tcache); each list keeps at most kKeep blocks and returns the rest to
@@ -19,38 +19,28 @@
 #include "scheduler.hpp"
 
 namespace schedlab::detail {
+
+// Constant-initialised and trivially destructible, so that reaching it is one %fs-relative
+// access: a thread_local with a destructor is reached through a lazy-initialisation guard on
+// every access (callgrind: ~10 instructions of each allocation and each free). The blocks a
+// thread keeps are handed back when it exits by ReleaseAtExit, armed by the thread's first free.
+constinit thread_local TaskBlockCache tls_task_blocks{};
+
 namespace {
 
 constexpr std::uint32_t kKeep = 4096;  // blocks kept per class and thread
 
-struct FreeBlock {
-  FreeBlock* next;
-};
-
 std::size_t block_bytes(std::uint32_t size_class) { return (size_class + 1) * kTaskBlockBytes; }
-
-// Constant-initialised and trivially destructible, so that reaching it is one %fs-relative
-// access: a thread_local with a destructor is reached through a lazy-initialisation guard on
-// every access (callgrind: ~10 instructions of each allocation and each free). `room` is how
-// many more blocks the list of a class may keep; it is 0 in a thread that has never freed a
-// block, so that thread's first free takes the slow path, which arms ReleaseAtExit (the blocks
-// a thread keeps are handed back when it exits) and opens the room: the fast path of a free is
-// then one test, whether the list is full or the thread new.
-struct ThreadCache {
-  FreeBlock* head[kTaskBlockClasses];
-  std::uint32_t room[kTaskBlockClasses];
-  bool armed;
-};
-constinit thread_local ThreadCache tls_cache{};
 
 struct ReleaseAtExit {
   ~ReleaseAtExit() {
+    TaskBlockCache& cache = tls_task_blocks;
     for (std::uint32_t c = 0; c < kTaskBlockClasses; ++c) {
-      while (FreeBlock* b = tls_cache.head[c]) {
-        tls_cache.head[c] = b->next;
+      while (void* b = cache.head[c]) {
+        cache.head[c] = *static_cast<void**>(b);
         ::operator delete(b);
       }
-      tls_cache.room[c] = 0;
+      cache.room[c] = 0;  // frees from here on (later thread_local destructors) go to operator delete
     }
   }
 };
@@ -61,43 +51,32 @@ struct ReleaseAtExit {
   (void)&release;
 }
 
-// A free that found no room: the thread's first (arm the cache), or a full list.
-[[gnu::noinline]] void free_without_room(FreeBlock* b, std::uint32_t c) noexcept {
-  ThreadCache& tc = tls_cache;
-  if (!tc.armed) {
-    arm_release_at_exit();
-    tc.armed = true;
-    for (std::uint32_t k = 0; k < kTaskBlockClasses; ++k) tc.room[k] = kKeep;
-    b->next = tc.head[c];
-    tc.head[c] = b;
-    --tc.room[c];
-    return;
-  }
-  ::operator delete(b);
-}
-
 }  // namespace
 
 void* allocate_task_block(std::uint32_t c) {
-  ThreadCache& tc = tls_cache;
-  if (FreeBlock* b = tc.head[c]) [[likely]] {
-    tc.head[c] = b->next;
-    ++tc.room[c];
+  TaskBlockCache& cache = tls_task_blocks;
+  if (void* b = cache.head[c]) [[likely]] {
+    cache.head[c] = *static_cast<void**>(b);
+    ++cache.room[c];
     return b;
   }
   return ::operator new(block_bytes(c));
 }
 
 void free_task_block(void* p, std::uint32_t c) noexcept {
-  auto* b = static_cast<FreeBlock*>(p);
-  ThreadCache& tc = tls_cache;
-  if (tc.room[c] != 0) [[likely]] {
-    b->next = tc.head[c];
-    tc.head[c] = b;
-    --tc.room[c];
+  TaskBlockCache& cache = tls_task_blocks;
+  if (cache.room[c] == 0 && !cache.armed) {
+    arm_release_at_exit();
+    cache.armed = true;
+    for (std::uint32_t k = 0; k < kTaskBlockClasses; ++k) cache.room[k] = kKeep;
+  }
+  if (cache.room[c] != 0) {
+    *static_cast<void**>(p) = cache.head[c];
+    cache.head[c] = p;
+    --cache.room[c];
     return;
   }
-  free_without_room(b, c);
+  ::operator delete(p);
 }
 
 }  // namespace schedlab::detail

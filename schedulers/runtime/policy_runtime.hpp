@@ -80,7 +80,7 @@ class PolicyRuntime final : public FiberRuntime {
   void schedule_loop() override {
     Worker* w = &current_worker();
     for (;;) {
-      if (loop_must_return(*w)) return;
+      if (runtime_failed()) return;
       Task* t = policy().next(*w);
       if (t == nullptr) return;  // shutdown
       SCHEDLAB_ASSERT(w->current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
@@ -103,7 +103,9 @@ class PolicyRuntime final : public FiberRuntime {
           here->current_task_ = t;
           here->idle_fibers_.push(self);
         });
+        // Taken out of a pool again: by a suspending task, or by worker_main to exit.
         w = &current_worker();
+        if (w->current_fiber_->exit_requested()) return;
       }
     }
   }

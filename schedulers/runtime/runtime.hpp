@@ -110,11 +110,8 @@ class FiberRuntime : public Scheduler {
   virtual void schedule_loop() = 0;
 
   // ---- shared by every PolicyRuntime's per-task path ---------------------------------------
-  // The schedule loop on w's current fiber must return: the worker is exiting, or the runtime
-  // failed.
-  bool loop_must_return(const Worker& w) const noexcept {
-    return w.current_fiber_->exit_requested() || failed_.load(std::memory_order_relaxed);
-  }
+  // A resource failure was recorded: every schedule loop returns at its next turn.
+  bool runtime_failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
   // Suspends w's running task (suspend_current, with the worker already known).
   template <class Publish>
   void suspend(Worker& w, Publish publish);
