@@ -1,0 +1,18 @@
+// raw_openmp: fib written straight with OpenMP tasks (GCC's libgomp), the way an OpenMP user
+// writes it: the reference the `openmp` scheduler's adapter, and the fiber schedulers, are
+// measured against (see raw_openmp.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace schedlab {
+
+// fib(n) in the goroutine shape: both children `omp task`, then `taskwait`. One parallel region
+// of `threads` threads, started by the calling thread, whose `single` thread runs the root, as
+// the `openmp` scheduler runs each run. Calls with n <= cutoff are computed serially, as
+// workloads/fib does.
+std::uint64_t raw_openmp_fib_go(unsigned threads, int n, int cutoff);
+// fib(n) in the Cilk shape: fib(n-1) an `omp task`, fib(n-2) computed inline, then `taskwait`.
+std::uint64_t raw_openmp_fib_cilk(unsigned threads, int n, int cutoff);
+
+}  // namespace schedlab
