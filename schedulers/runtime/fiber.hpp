@@ -18,7 +18,7 @@
 //
 // Why the fcontext layer and not boost::context::fiber. fiber::resume() passes no data, so the
 // action had to be left in the target Fiber and cleared again, and the source's continuation
-// came back as a fiber object moved into place: ~18 instructions per switch of bookkeeping,
+// came back as a fiber object moved into place: ~14 instructions per switch of bookkeeping,
 // one switch per task of fib-go (callgrind, docs/platform.md). resume_with does what we need
 // "on top" of the target but costs 45 ns per round trip here against 17 ns for resume()
 // (tests/micro). Creating a context also costs no initial round trip here (fiber's constructor

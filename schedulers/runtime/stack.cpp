@@ -108,8 +108,8 @@ boost::context::stack_context StackAllocator::allocate() {
 #endif
     return s;
   }
-  // deallocate() runs inside Boost's fiber exit, where a bad_alloc could only terminate the
-  // process: the room for every stack made so far, and this one, to come back is made here,
+  // deallocate() runs inside a fiber's exit (Fiber::release_stack, or Boost.Fiber's), where a
+  // bad_alloc could only terminate the process: the room for every stack made so far, and this one, to come back is made here,
   // where the failure reaches the caller. So is the room to record the mapping.
   reserve_at_least(free_, guarded_ + unguarded_ + 1);
   reserve_at_least(mappings_, mappings_.size() + 1);
