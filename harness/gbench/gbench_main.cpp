@@ -377,7 +377,7 @@ void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
 void run_raw_openmp(benchmark::State& state, const RawSpec& spec) {
   release_live();  // no other scheduler's threads (an `openmp` team spinning after its region)
   run_raw(state, spec, [threads = spec.threads](FibShape shape, int n, int cutoff) {
-    return shape == FibShape::go ? raw_openmp_fib_go(threads, n, cutoff) : raw_openmp_fib_cilk(threads, n, cutoff);
+    return raw_openmp_fib(threads, shape, n, cutoff);
   });
 }
 #endif

@@ -11,8 +11,6 @@
 // most of the tree runs as function calls: that is libgomp as shipped, measured as it is.
 #include "raw_openmp.hpp"
 
-#include "fib/fib.hpp"
-
 namespace schedlab {
 namespace {
 
@@ -39,19 +37,11 @@ std::uint64_t cilk_shape(int n, int cutoff) {
 
 }  // namespace
 
-std::uint64_t raw_openmp_fib_go(unsigned threads, int n, int cutoff) {
+std::uint64_t raw_openmp_fib(unsigned threads, FibShape shape, int n, int cutoff) {
   std::uint64_t r = 0;
-#pragma omp parallel num_threads(threads) default(none) shared(r) firstprivate(n, cutoff)
+#pragma omp parallel num_threads(threads) default(none) shared(r) firstprivate(shape, n, cutoff)
 #pragma omp single
-  r = go_shape(n, cutoff);
-  return r;
-}
-
-std::uint64_t raw_openmp_fib_cilk(unsigned threads, int n, int cutoff) {
-  std::uint64_t r = 0;
-#pragma omp parallel num_threads(threads) default(none) shared(r) firstprivate(n, cutoff)
-#pragma omp single
-  r = cilk_shape(n, cutoff);
+  r = shape == FibShape::go ? go_shape(n, cutoff) : cilk_shape(n, cutoff);
   return r;
 }
 

@@ -5,14 +5,15 @@
 
 #include <cstdint>
 
+#include "fib/fib.hpp"
+
 namespace schedlab {
 
-// fib(n) in the goroutine shape: both children `omp task`, then `taskwait`. One parallel region
-// of `threads` threads, started by the calling thread, whose `single` thread runs the root, as
-// the `openmp` scheduler runs each run. Calls with n <= cutoff are computed serially, as
+// fib(n) in one parallel region of `threads` threads, started by the calling thread, whose
+// `single` thread runs the root, as the `openmp` scheduler runs each run. The goroutine shape:
+// both children `omp task`, then `taskwait`; the Cilk shape: fib(n-1) an `omp task`, fib(n-2)
+// computed inline, then `taskwait`. Calls with n <= cutoff are computed serially, as
 // workloads/fib does.
-std::uint64_t raw_openmp_fib_go(unsigned threads, int n, int cutoff);
-// fib(n) in the Cilk shape: fib(n-1) an `omp task`, fib(n-2) computed inline, then `taskwait`.
-std::uint64_t raw_openmp_fib_cilk(unsigned threads, int n, int cutoff);
+std::uint64_t raw_openmp_fib(unsigned threads, FibShape shape, int n, int cutoff);
 
 }  // namespace schedlab
