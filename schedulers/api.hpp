@@ -39,10 +39,9 @@ inline Scheduler& active_or_throw() {
   return *s;
 }
 
-// Where a task's body leaves its result. An exception goes to the slot, for the handle to
-// rethrow, or, for a group task (which has no handle), to the group, which keeps the first.
-// Called in a catch block: the exception being handled goes to `group` if there is one, else
-// to `slot`. Out of line: the body's normal path stays free of it.
+// Called in a catch block: the exception being handled goes to `group` if there is one (a group
+// task has no handle; the group keeps the first), else to `slot`, for the handle to rethrow.
+// Out of line and cold: a body's normal path stays free of it.
 [[gnu::noinline, gnu::cold]] inline void keep_error(std::exception_ptr& slot, GroupState* group) noexcept {
   if (group != nullptr) {
     group->record_error(std::current_exception());
@@ -51,6 +50,7 @@ inline Scheduler& active_or_throw() {
   }
 }
 
+// Where a task's body leaves its result or its exception (keep_error).
 template <class R>
 struct ResultSlot {
   std::optional<R> value;

@@ -3,10 +3,10 @@
 // Each worker thread owns one WorkerStats on its own cache lines and is its only writer, so an
 // increment needs no locked instruction and shares no line: on x86-64 it is one `add` to memory
 // (a relaxed atomic load and store would be three instructions, and the compiler never fuses
-// them), elsewhere a relaxed load and store. The harness reads them with relaxed atomic loads,
-// between runs and, for schedtrace, during them. Compile with SCHEDLAB_STATS=0 to remove every update
-// (the cost of the counters is measured by comparing the two builds; see README). Every backend
-// that keeps its own counters (the fiber runtime's workers, serial, tbb's arena slots) uses it.
+// them), elsewhere a relaxed load and store. Other threads read them with relaxed atomic loads
+// (the harness between runs). Compile with SCHEDLAB_STATS=0 to remove every update (the cost of
+// the counters is measured by comparing the two builds; see README). Every backend that keeps
+// its own counters (the fiber runtime's workers, serial, tbb's arena slots) uses it.
 #pragma once
 
 #include <atomic>

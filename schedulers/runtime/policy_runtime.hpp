@@ -150,7 +150,7 @@ class PolicyRuntime final : public FiberRuntime {
     SCHEDLAB_ASSERT((prev & GroupState::kCountMask) != 0, "a WaitGroup's count never goes below zero");
     if ((prev & GroupState::kCountMask) != 1) return;
     if (is_root_group(g)) {
-      root_done(w);
+      root_done();
     } else if ((prev & GroupState::kWaiterBit) != 0) {
       policy().submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
     }

@@ -193,7 +193,7 @@ Fiber* FiberRuntime::new_fiber(Worker& w) noexcept {
   }
 }
 
-// Cold and out of line: its message buffer must not enlarge take_idle_fiber's frame, which sits
+// Cold and out of line: its message buffer must not enlarge new_fiber's frame, which sits
 // on a suspending task's fiber stack.
 [[gnu::cold, gnu::noinline]] void FiberRuntime::fail_no_fiber(const Worker& w, const char* cause,
                                                              std::int64_t live_tasks) noexcept {
@@ -260,7 +260,7 @@ void FiberRuntime::throw_failure() {
 // The root's group reached zero: wake the harness thread. Once per run, so a mutex and
 // condition variable cost nothing measurable, and unlike an atomic wait they let the harness
 // thread wake up periodically to watch for deadlock.
-void FiberRuntime::root_done(Worker&) {
+void FiberRuntime::root_done() {
   {
     std::lock_guard lock(root_mutex_);
     root_done_ = true;

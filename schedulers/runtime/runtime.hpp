@@ -123,7 +123,7 @@ class FiberRuntime : public Scheduler {
   }
   // The root task's group has no waiter task: its last task wakes the harness thread.
   bool is_root_group(const GroupState& g) const noexcept { return &g == &root_group_; }
-  void root_done(Worker& w);
+  void root_done();
 
   const RuntimeConfig config_;
   const std::unique_ptr<Policy> policy_;
