@@ -160,11 +160,11 @@ void switch_fiber(Fiber& from, Fiber& to, After after) {
   SCHEDLAB_ASSERT(to.context_ != nullptr, "a fiber switched to has a saved context");
   from.before_leaving(to, /*exiting=*/false);
   Fiber::Landing landing{&from, &to,
-                               [](void* closure) {
-                                 After copy = *static_cast<After*>(closure);  // before anything is published
-                                 copy();
-                               },
-                               &after};
+                         [](void* closure) {
+                           After copy = *static_cast<After*>(closure);  // before anything is published
+                           copy();
+                         },
+                         &after};
   void* const target = to.context_;
   to.context_ = nullptr;
   const Fiber::Transfer arrived = boost::context::detail::jump_fcontext(target, &landing);
