@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "assert.hpp"
 #include "scheduler.hpp"
 
 namespace schedlab {
@@ -42,16 +43,28 @@ inline Scheduler& active_or_throw() {
   return *s;
 }
 
+// Called in a catch block: the exception being handled goes to `group` if there is one (a group
+// task has no handle; the group keeps the first), else to `slot`, for the handle to rethrow.
+// Out of line and cold: a body's normal path stays free of it.
+[[gnu::noinline, gnu::cold]] inline void keep_error(std::exception_ptr& slot, GroupState* group) noexcept {
+  if (group != nullptr) {
+    group->record_error(std::current_exception());
+  } else {
+    slot = std::current_exception();
+  }
+}
+
+// Where a task's body leaves its result or its exception (keep_error).
 template <class R>
 struct ResultSlot {
   std::optional<R> value;
   std::exception_ptr error;
   template <class F>
-  void fill(F& fn) noexcept {
+  void fill(F& fn, GroupState* group) noexcept {
     try {
       value.emplace(fn());
     } catch (...) {
-      error = std::current_exception();
+      keep_error(error, group);
     }
   }
   R take() {
@@ -64,11 +77,11 @@ template <>
 struct ResultSlot<void> {
   std::exception_ptr error;
   template <class F>
-  void fill(F& fn) noexcept {
+  void fill(F& fn, GroupState* group) noexcept {
     try {
       fn();
     } catch (...) {
-      error = std::current_exception();
+      keep_error(error, group);
     }
   }
   void take() {
@@ -76,26 +89,33 @@ struct ResultSlot<void> {
   }
 };
 
+// The part of a task its JoinHandle knows: the result slot sits right after the Task, where a
+// handle finds it without knowing the callable's type (one pointer per handle).
+template <class R>
+struct TaskWithResult : Task {
+  ResultSlot<R> result;
+};
+
 // A task with its callable and result slot in one allocation.
 template <class F, class R>
-struct TaskWith final : Task {
+struct TaskWith final : TaskWithResult<R> {
   F fn;
-  ResultSlot<R> result;
 
   explicit TaskWith(F f) : fn(std::move(f)) {
-    invoke = &TaskWith::invoke_body;
-    destroy = &TaskWith::destroy_self;
+    this->invoke = &TaskWith::invoke_body;
+    this->destroy = &TaskWith::destroy_self;
   }
 
   // Tasks are small and short-lived; a per-thread allocator keeps malloc off the spawn path.
-  static void* operator new(std::size_t size) { return allocate_task_memory(size); }
-  static void operator delete(void* p) noexcept { free_task_memory(p); }
+  static void* operator new(std::size_t size) {
+    SCHEDLAB_ASSERT(size == sizeof(TaskWith), "a TaskWith is allocated as itself");
+    return allocate_task_memory<sizeof(TaskWith)>();
+  }
+  static void operator delete(void* p) noexcept { free_task_memory<sizeof(TaskWith)>(p); }
 
   static void invoke_body(Task& t) noexcept {
     auto& self = static_cast<TaskWith&>(t);
-    self.result.fill(self.fn);
-    // A group task has no handle to carry its exception: the group keeps the first one.
-    if (self.group != nullptr && self.result.error) self.group->record_error(self.result.error);
+    self.result.fill(self.fn, self.group);
   }
   static void destroy_self(Task& t) noexcept { delete static_cast<TaskWith*>(&t); }
 };
@@ -106,13 +126,11 @@ struct TaskWith final : Task {
 template <class R>
 class JoinHandle {
  public:
-  JoinHandle(JoinHandle&& o) noexcept
-      : task_(std::exchange(o.task_, nullptr)), slot_(std::exchange(o.slot_, nullptr)) {}
+  JoinHandle(JoinHandle&& o) noexcept : task_(std::exchange(o.task_, nullptr)) {}
   JoinHandle& operator=(JoinHandle&& o) noexcept {
     if (this != &o) {
       release();
       task_ = std::exchange(o.task_, nullptr);
-      slot_ = std::exchange(o.slot_, nullptr);
     }
     return *this;
   }
@@ -125,31 +143,31 @@ class JoinHandle {
   // Waits for the task; returns its result or rethrows its exception.
   R join() {
     if (task_ == nullptr) throw std::logic_error("JoinHandle::join() on an empty or joined handle");
-    detail::active_or_throw().join(*task_);
-    Task* t = std::exchange(task_, nullptr);
-    auto* slot = std::exchange(slot_, nullptr);
+    Scheduler& s = detail::active_or_throw();
+    if (s.finished_tasks_need_join() || task_->completion.load(std::memory_order_acquire) != Task::kDone) {
+      s.join(*task_);
+    }
     struct Free {
       Task* t;
       ~Free() { t->destroy(*t); }
-    } free{t};
-    return slot->take();
+    } free{std::exchange(task_, nullptr)};
+    return static_cast<detail::TaskWithResult<R>*>(free.t)->result.take();
   }
 
  private:
   template <class F>
   friend auto spawn(F&& f);
-  JoinHandle(Task* t, detail::ResultSlot<R>* slot) : task_(t), slot_(slot) {}
+  explicit JoinHandle(detail::TaskWithResult<R>* t) : task_(t) {}
 
   void release() noexcept {
     if (task_ == nullptr) return;
     detail::active_scheduler()->join(*task_);
-    if (slot_->error) detail::note_unobserved_exception();
+    if (task_->result.error) detail::note_unobserved_exception();
     task_->destroy(*task_);
     task_ = nullptr;
   }
 
-  Task* task_ = nullptr;
-  detail::ResultSlot<R>* slot_ = nullptr;
+  detail::TaskWithResult<R>* task_ = nullptr;
 };
 
 // Starts `f` as a new task and returns its handle.
@@ -161,7 +179,7 @@ auto spawn(F&& f) {
   Scheduler& s = detail::active_or_throw();
   auto* t = new detail::TaskWith<Fn, R>(Fn(std::forward<F>(f)));
   s.spawn(*t);
-  return JoinHandle<R>(t, &t->result);
+  return JoinHandle<R>(t);
 }
 
 // Go's sync.WaitGroup in structured form (Go 1.25's WaitGroup.Go): go() counts the task in and

@@ -13,12 +13,10 @@
 
 namespace schedlab {
 namespace {
-std::atomic<Scheduler*> g_active{nullptr};
 std::atomic<std::uint64_t> g_unobserved{0};
 }  // namespace
 
 namespace detail {
-Scheduler* active_scheduler() noexcept { return g_active.load(std::memory_order_acquire); }
 void note_unobserved_exception() noexcept { g_unobserved.fetch_add(1, std::memory_order_relaxed); }
 
 void wait_in_kernel(int fd, IoWait what) {
@@ -55,11 +53,11 @@ void Scheduler::io_wait(int fd, PollDesc* /*desc*/, IoWait what) {
 
 void Scheduler::run(const std::function<void()>& root) {
   Scheduler* expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
+  if (!detail::g_active_scheduler.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
     throw std::logic_error("another Scheduler::run() is active in this process");
   }
   struct Deactivate {
-    ~Deactivate() { g_active.store(nullptr, std::memory_order_release); }
+    ~Deactivate() { detail::g_active_scheduler.store(nullptr, std::memory_order_release); }
   } deactivate;
   const std::uint64_t unobserved_before = g_unobserved.load(std::memory_order_relaxed);
   run_root(root);

@@ -8,8 +8,11 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -109,6 +112,9 @@ class Scheduler {
   // hand-off.
   virtual void blocking_begin() {}
   virtual void blocking_end() {}
+  // Whether join() must be called for a task that has already finished (Task::completion is
+  // kDone). False where such a join would return at once, so that the API skips the call.
+  bool finished_tasks_need_join() const noexcept { return finished_tasks_need_join_; }
 
   // ---- waiting for a socket (api.hpp: Socket, wait_readable, wait_writable) ------------------
   // Starts watching `fd`, a non-blocking descriptor, for the task API's waits; called once per
@@ -126,22 +132,81 @@ class Scheduler {
   virtual void io_wait(int fd, PollDesc* desc, IoWait what);
 
  protected:
+  // A backend whose join() of a finished task releases something (a thread to reap, a fiber
+  // handle) leaves this true; the others clear it in their constructor.
+  bool finished_tasks_need_join_ = true;
+
   // Backend part of run(): run root to completion on this scheduler's threads.
   virtual void run_root(const std::function<void()>& root) = 0;
 };
 
 namespace detail {
 // The scheduler whose run() is active, or nullptr. One run at a time per process: the API's
-// free functions (spawn, WaitGroup, blocking) route through it.
-Scheduler* active_scheduler() noexcept;
+// free functions (spawn, WaitGroup, blocking) route through it. Inline: every spawn reads it.
+inline constinit std::atomic<Scheduler*> g_active_scheduler{nullptr};
+inline Scheduler* active_scheduler() noexcept { return g_active_scheduler.load(std::memory_order_acquire); }
 // A task failed and nobody joined or waited for it: run() reports it instead of losing it.
 void note_unobserved_exception() noexcept;
 // Waits in the kernel (poll(2), retried on EINTR) until fd is ready for `what`, or has an error
 // or a hang-up (which the caller's next call reports). Throws std::system_error if poll fails.
 void wait_in_kernel(int fd, IoWait what);
-// Memory for task objects (see task_memory.cpp).
-void* allocate_task_memory(std::size_t size);
-void free_task_memory(void* p) noexcept;
+
+// Memory for task objects (task_memory.cpp): blocks of kTaskBlockBytes x (class + 1) from a
+// per-thread cache. A task type's size is a constant, so its class is computed here, at compile
+// time, and the blocks need no header. Sanitizer builds take every task from operator new, so
+// that ASan sees each use after free and TSan each allocation.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kPooledTaskMemory = false;
+#else
+inline constexpr bool kPooledTaskMemory = true;
+#endif
+inline constexpr std::size_t kTaskBlockBytes = 64;
+inline constexpr std::uint32_t kTaskBlockClasses = 8;  // 64 .. 512 bytes; larger tasks use operator new
+// A thread's cache of free blocks, one list per class (task_memory.cpp). `room`: how many more
+// blocks a list may keep; 0 in a thread that has not freed yet, so its first free goes the slow
+// way (free_task_block), which arms the cache.
+struct TaskBlockCache {
+  void* head[kTaskBlockClasses];
+  std::uint32_t room[kTaskBlockClasses];
+  bool armed;
+};
+extern constinit thread_local TaskBlockCache tls_task_blocks;
+// Out of line on purpose: a spawn is inlined into task code, which may have switched fibers,
+// and so threads, since its last spawn; the compiler may reuse the thread pointer it read
+// before the switch, so the cache is reached in a function of its own (docs/platform.md).
+void* allocate_task_block(std::uint32_t size_class);
+// The slow half of a free: the thread's first, or its list is full.
+void free_task_block(void* p, std::uint32_t size_class) noexcept;
+
+template <std::size_t Size>
+inline constexpr std::uint32_t kTaskBlockClass = static_cast<std::uint32_t>((Size + kTaskBlockBytes - 1) / kTaskBlockBytes - 1);
+template <std::size_t Size>
+void* allocate_task_memory() {
+  if constexpr (kPooledTaskMemory && kTaskBlockClass<Size> < kTaskBlockClasses) {
+    return allocate_task_block(kTaskBlockClass<Size>);
+  } else {
+    return ::operator new(Size);
+  }
+}
+// Inline, with the thread_local reached directly: called only from a task type's destroy
+// function (api.hpp), which is entered through a pointer, never inlined, and switches no
+// fiber, so the thread it reads is the thread it runs on.
+template <std::size_t Size>
+void free_task_memory(void* p) noexcept {
+  if constexpr (kPooledTaskMemory && kTaskBlockClass<Size> < kTaskBlockClasses) {
+    constexpr std::uint32_t c = kTaskBlockClass<Size>;
+    TaskBlockCache& cache = tls_task_blocks;
+    if (cache.room[c] != 0) [[likely]] {
+      *static_cast<void**>(p) = cache.head[c];
+      cache.head[c] = p;
+      --cache.room[c];
+      return;
+    }
+    free_task_block(p, c);
+  } else {
+    ::operator delete(p);
+  }
+}
 }  // namespace detail
 
 }  // namespace schedlab

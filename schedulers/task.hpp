@@ -81,7 +81,7 @@ struct Task {
   // A waiter stores itself here (CAS from nullptr) only once its fiber is saved (from the switch
   // callback), so the finisher that sees it may queue it at once; if the finisher came first
   // (its own CAS from nullptr to kDone), the waiter's CAS fails and it queues itself. A finisher
-  // that finds a waiter stores kDone plainly (FiberRuntime::publish_done).
+  // that finds a waiter stores kDone plainly (runtime/policy_runtime.hpp, publish_done).
   std::atomic<Task*> completion{nullptr};
   std::uint32_t spawned_on = 0;  // processor of the spawner (migration counting)
   std::uint32_t affinity = 0;    // policy-owned: fair binds the task to this processor

@@ -24,7 +24,7 @@
 #include "api.hpp"
 #include "diagnostics.hpp"
 #include "registry.hpp"
-#include "runtime/runtime.hpp"
+#include "runtime/policy_runtime.hpp"
 #include "runtime/task_list.hpp"
 
 namespace schedlab {
@@ -77,7 +77,7 @@ TEST(Deadlock, LostWakeUpIsReportedNotHung) {
       {
         RuntimeConfig config;
         config.threads = 2;
-        FiberRuntime runtime(std::make_unique<LosingPolicy>(), config);
+        PolicyRuntime<LosingPolicy> runtime(std::make_unique<LosingPolicy>(), config);
         try {
           runtime.run([] {
             auto child = spawn([] {
@@ -181,7 +181,7 @@ int nest(int depth) {
 TEST(Deadlock, AChainOfShortSleepsIsNotADeadlock) {
   RuntimeConfig config;
   config.threads = 1;
-  FiberRuntime runtime(std::make_unique<NappingPolicy>(), config);
+  PolicyRuntime<NappingPolicy> runtime(std::make_unique<NappingPolicy>(), config);
   int depth = -1;
   runtime.run([&] { depth = nest(4); });
   EXPECT_EQ(depth, 4);

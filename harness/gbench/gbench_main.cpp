@@ -26,10 +26,11 @@
 // (external programs such as a Go runtime twin) are skipped.
 //
 // Reference programs: raw:tbb-task-group/work:fib-go/threads:N (and work:fib) run fib written
-// straight against oneTBB's task_group (raw_tbb.cpp), with the fib workloads' n and cutoff, the
-// result checked, and tasks and ns_per_task counted the same way (root included): the rows the
-// `tbb` scheduler's adapter is compared with. Pair them with
-// --benchmark_enable_random_interleaving=true --benchmark_repetitions=15.
+// straight against oneTBB's task_group (raw_tbb.cpp), raw:openmp-task/... the same with OpenMP's
+// `omp task` and `taskwait` (raw_openmp.cpp, GCC's libgomp), with the fib workloads' n and
+// cutoff, the result checked, and tasks and ns_per_task counted the same way (root included):
+// the rows the `tbb` and `openmp` adapters, and the fiber schedulers' targets, are compared
+// with. Pair them with --benchmark_enable_random_interleaving=true --benchmark_repetitions=15.
 //
 // User counters, per iteration (kAvgIterations) unless noted: tasks, steals, tasks_stolen,
 // migrations, global_pushes, global_pops, parks; ns_per_task (summed Scheduler::run time over
@@ -69,6 +70,9 @@
 #include "registry.hpp"
 #if SCHEDLAB_WITH_TBB
 #include "raw_tbb.hpp"
+#endif
+#if SCHEDLAB_WITH_OPENMP
+#include "raw_openmp.hpp"
 #endif
 
 namespace schedlab {
@@ -329,9 +333,9 @@ void run_benchmark(benchmark::State& state, const Spec& spec) {
 // Keeps the specs alive for the registered lambdas.
 std::vector<std::unique_ptr<Spec>> g_specs;
 
-#if SCHEDLAB_WITH_TBB
-// The reference for the `tbb` scheduler's adapter: fib written straight against oneTBB
-// (raw_tbb.hpp), with the fib workload's parameters, checked and counted like the others.
+#if SCHEDLAB_WITH_TBB || SCHEDLAB_WITH_OPENMP
+// The references: fib written straight against a library (raw_tbb.hpp, raw_openmp.hpp), with
+// the fib workload's parameters, checked and counted like the others.
 struct RawSpec {
   std::string name;
   FibShape shape;
@@ -340,16 +344,16 @@ struct RawSpec {
 };
 std::vector<std::unique_ptr<RawSpec>> g_raw_specs;
 
-void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
-  release_live();  // one oneTBB arena limit at a time (tbb.cpp's ParallelismLimit)
-  RawTbbFib fib(spec.threads);
+// One reference: `fib(shape, n, cutoff, base)` runs one whole fib under the library, set up by
+// the caller for spec.threads threads.
+template <class Fib>
+void run_raw(benchmark::State& state, const RawSpec& spec, Fib fib) {
   const std::uint64_t want = fib_reference(spec.n);
   const double tasks = static_cast<double>(fib_tasks(spec.shape, spec.n, spec.cutoff, spec.base) + 1);  // root too
   double run_ns = 0, iterations = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t got = spec.shape == FibShape::go ? fib.fib_go(spec.n, spec.cutoff, spec.base)
-                                                         : fib.fib_cilk(spec.n, spec.cutoff);
+    const std::uint64_t got = fib(spec.shape, spec.n, spec.cutoff, spec.base);
     const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(ns / 1e9);
     if (got != want) {
@@ -363,18 +367,38 @@ void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
   report_counters(state, CounterSet{}, run_ns, tasks * iterations);  // no scheduler counters here
 }
 
-void register_raw_tbb(const Options& o) {
+#if SCHEDLAB_WITH_TBB
+void run_raw_tbb(benchmark::State& state, const RawSpec& spec) {
+  release_live();  // one oneTBB arena limit at a time (tbb.cpp's ParallelismLimit)
+  RawTbbFib tbb(spec.threads);
+  run_raw(state, spec, [&tbb](FibShape shape, int n, int cutoff, int base) {
+    return shape == FibShape::go ? tbb.fib_go(n, cutoff, base) : tbb.fib_cilk(n, cutoff);
+  });
+}
+#endif
+
+#if SCHEDLAB_WITH_OPENMP
+void run_raw_openmp(benchmark::State& state, const RawSpec& spec) {
+  release_live();  // no other scheduler's threads (an `openmp` team spinning after its region)
+  run_raw(state, spec, [threads = spec.threads](FibShape shape, int n, int cutoff, int base) {
+    return raw_openmp_fib(threads, shape, n, cutoff, base);
+  });
+}
+#endif
+
+// Registers `library`'s reference for both fib shapes at every thread count.
+void register_raw(const Options& o, const std::string& library, void (*run)(benchmark::State&, const RawSpec&)) {
   for (const auto& [workload, shape] : {std::pair{"fib-go", FibShape::go}, std::pair{"fib", FibShape::cilk}}) {
     const WorkloadEntry& w = find_workload(workload);
     const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
     for (unsigned t : o.threads) {
       auto spec = std::make_unique<RawSpec>(RawSpec{
-          "raw:tbb-task-group/work:" + w.name + "/threads:" + std::to_string(t), shape,
+          "raw:" + library + "/work:" + w.name + "/threads:" + std::to_string(t), shape,
           static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")),
           wp.count("base") != 0 ? static_cast<int>(param_int(wp, "base")) : kFibSeedBase, t});
       const RawSpec* raw = spec.get();
       g_raw_specs.push_back(std::move(spec));
-      benchmark::RegisterBenchmark(raw->name.c_str(), [raw](benchmark::State& st) { run_raw_tbb(st, *raw); })
+      benchmark::RegisterBenchmark(raw->name.c_str(), [raw, run](benchmark::State& st) { run(st, *raw); })
           ->UseManualTime()
           ->MeasureProcessCPUTime()
           ->Unit(benchmark::kMicrosecond);
@@ -415,7 +439,10 @@ void register_all(const Options& o) {
     }
   }
 #if SCHEDLAB_WITH_TBB
-  register_raw_tbb(o);
+  register_raw(o, "tbb-task-group", &run_raw_tbb);
+#endif
+#if SCHEDLAB_WITH_OPENMP
+  register_raw(o, "openmp-task", &run_raw_openmp);
 #endif
   for (const SchedulerEntry& s : scheduler_registry()) {
     if (s.external() || s.params.empty()) continue;

@@ -24,7 +24,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "../runtime/runtime.hpp"
+#include "../runtime/policy_runtime.hpp"
 #include "../runtime/task_list.hpp"
 
 namespace schedlab {
@@ -108,7 +108,7 @@ class CentralPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_central(const RuntimeConfig& runtime, const CentralConfig& config) {
-  return std::make_unique<FiberRuntime>(std::make_unique<CentralPolicy>(config), runtime);
+  return std::make_unique<PolicyRuntime<CentralPolicy>>(std::make_unique<CentralPolicy>(config), runtime);
 }
 
 }  // namespace schedlab

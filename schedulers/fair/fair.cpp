@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../assert.hpp"
+#include "../runtime/policy_runtime.hpp"
 #include "../runtime/task_list.hpp"
 
 namespace schedlab {
@@ -136,8 +137,8 @@ class FairPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_fair(const RuntimeConfig& runtime, const FairConfig& config) {
-  return std::make_unique<FiberRuntime>(std::make_unique<FairPolicy>(runtime.threads, config),
-                                        runtime);
+  return std::make_unique<PolicyRuntime<FairPolicy>>(std::make_unique<FairPolicy>(runtime.threads, config),
+                                                     runtime);
 }
 
 }  // namespace schedlab

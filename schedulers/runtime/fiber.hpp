@@ -1,23 +1,31 @@
 // fiber.hpp: the one place that switches stacks.
 //
-// A Fiber is a Boost.Context fiber plus what the rest of the runtime and the sanitizers need to
-// know about it: its stack bounds, its ASan fake-stack handle, its TSan fiber. Everything that
-// moves execution from one stack to another goes through switch_fiber(), so the sanitizer
-// annotations (ASan's start/finish_switch_fiber, TSan's switch_to_fiber) are written once.
+// A Fiber is a Boost.Context execution context (the fcontext layer under boost::context::fiber:
+// make_fcontext, jump_fcontext, ontop_fcontext) plus what the rest of the runtime and the
+// sanitizers need to know about it: its stack, its ASan fake-stack handle, its TSan fiber.
+// Everything that moves execution from one stack to another goes through switch_fiber(), so the
+// sanitizer annotations (ASan's start/finish_switch_fiber, TSan's switch_to_fiber) are written
+// once.
 //
 // A switch carries an action: `after` runs on the target's stack, first thing after the jump,
 // once the source fiber's registers are saved. That is the only safe moment to make the source
 // fiber visible to other threads (queue its task, return it to a pool): published any earlier,
-// another worker could resume a fiber that has not finished switching away. The action is
-// handed over in the target Fiber (only the switching thread can touch a fiber that is being
-// switched to) and copied onto the target's stack before it runs, because the source stack may
-// be resumed, and reused, by another thread the moment the action publishes it.
+// another worker could resume a fiber that has not finished switching away. The action travels
+// in a Landing on the source's stack, whose address jump_fcontext hands to the target with the
+// source's saved context; the target copies what it needs (the action's closure included)
+// before the action publishes anything, because the source stack may be resumed, and reused, by
+// another thread the moment it is published.
 //
-// Boost's resume_with does the same with a callback run "on top" of the target, but costs 45 ns
-// per round trip here against 17 ns for a plain resume(), so we use resume() (tests/micro).
+// Why the fcontext layer and not boost::context::fiber. fiber::resume() passes no data, so the
+// action had to be left in the target Fiber and cleared again, and the source's continuation
+// came back as a fiber object moved into place: ~14 instructions per switch of bookkeeping,
+// one switch per task of fib-go (callgrind, docs/platform.md). resume_with does what we need
+// "on top" of the target but costs 45 ns per round trip here against 17 ns for resume()
+// (tests/micro). Creating a context also costs no initial round trip here (fiber's constructor
+// makes one to set up its record).
 #pragma once
 
-#include <boost/context/fiber.hpp>
+#include <boost/context/detail/fcontext.hpp>
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
 #include <utility>
@@ -67,21 +75,32 @@ class Fiber {
   friend class FiberPool;
 
  private:
+  using Transfer = boost::context::detail::transfer_t;
+
+  // What a switch hands to the fiber it switches to (jump_fcontext's data pointer). It lives in
+  // switch_fiber's frame on the source's stack, which stays as it is until the action has run
+  // (nothing else can resume the source before the action publishes it).
   struct Landing {
-    Fiber* from = nullptr;              // whose continuation the arriving resume() returns
-    void (*action)(void*) = nullptr;    // runs after the jump, on this fiber's stack
-    void* closure = nullptr;            // lives on `from`'s stack until copied by action
+    Fiber* from;                // saves its context here
+    Fiber* to;                  // the fiber arriving (a new fiber's entry learns who it is)
+    void (*action)(void*);      // runs after the jump, on the target's stack
+    void* closure;              // copied by action before it publishes anything
   };
 
   Fiber() = default;
-  boost::context::fiber exit_continuation();
+  // A new fiber's first code, on its own stack.
+  [[noreturn]] static void entry_point(Transfer from) noexcept;
+  // Runs on the stack of the fiber an exiting one returns to, on top of it: gives the exited
+  // fiber's stack back, which nothing may do while still running on it.
+  static Transfer release_stack(Transfer exited) noexcept;
   void before_leaving(Fiber& to, bool exiting) noexcept;
-  // Runs on this fiber right after a switch into it: saves the source's continuation and runs
-  // the switch's action.
-  void land(boost::context::fiber&& source) noexcept;
+  // Runs on this fiber right after a switch into it: saves the source's context and runs the
+  // switch's action. `arrived.data` is null when the source exited (nothing to save or run).
+  void land(Transfer arrived) noexcept;
 
-  boost::context::fiber context_;  // the saved continuation while this fiber is not running
-  Landing landing_;                // set by whoever switches to this fiber
+  boost::context::detail::fcontext_t context_ = nullptr;  // saved while this fiber is not running
+  boost::context::stack_context stack_{};  // this fiber's own stack (none for a thread's stack)
+  StackAllocator* stacks_ = nullptr;       // where stack_ goes back when the fiber exits
   const char* bottom_ = nullptr;
   std::size_t size_ = 0;
   Entry entry_ = nullptr;
@@ -138,29 +157,34 @@ void switch_fiber(Fiber& from, Fiber& to, After after) {
   // Two workers resuming one suspended task, or a fiber switching to itself.
   SCHEDLAB_ASSERT(!to.running_, "a fiber switched to is not running anywhere");
 #endif
+  SCHEDLAB_ASSERT(to.context_ != nullptr, "a fiber switched to has a saved context");
   from.before_leaving(to, /*exiting=*/false);
-  to.landing_ = {&from,
-                 [](void* closure) {
-                   After copy = *static_cast<After*>(closure);  // before anything is published
-                   copy();
-                 },
-                 &after};
-  boost::context::fiber source = std::move(to.context_).resume();
+  Fiber::Landing landing{&from, &to,
+                         [](void* closure) {
+                           After copy = *static_cast<After*>(closure);  // before anything is published
+                           copy();
+                         },
+                         &after};
+  void* const target = to.context_;
+  to.context_ = nullptr;
+  const Fiber::Transfer arrived = boost::context::detail::jump_fcontext(target, &landing);
   // Back on `from`, resumed by some fiber, possibly on another thread.
-  from.land(std::move(source));
+  from.land(arrived);
 }
 
-inline void Fiber::land(boost::context::fiber&& source) noexcept {
+inline void Fiber::land(Transfer arrived) noexcept {
 #if SCHEDLAB_ASAN
   __sanitizer_finish_switch_fiber(asan_fake_stack_, nullptr, nullptr);
 #endif
 #if SCHEDLAB_ASSERTIONS
   running_ = true;
 #endif
-  const Landing l = landing_;
-  landing_ = Landing{};
-  if (l.from != nullptr) l.from->context_ = std::move(source);
-  if (l.action != nullptr) l.action(l.closure);
+  const auto* l = static_cast<const Landing*>(arrived.data);
+  if (l == nullptr) return;  // the source exited: its context is gone, and it has no action
+  void (*const action)(void*) = l->action;
+  void* const closure = l->closure;
+  l->from->context_ = arrived.fctx;
+  action(closure);
 }
 
 inline void Fiber::before_leaving([[maybe_unused]] Fiber& to, [[maybe_unused]] bool exiting) noexcept {

@@ -44,13 +44,17 @@ FiberRuntime::FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config)
         if (config.max_threads < config.threads) config.max_threads = config.threads;
         return config;
       }()),
+      policy_(std::move(policy)),
       pin_cpus_(config_.pin ? allowed_cpus() : std::vector<int>{}),
       stacks_(config_.stack),
-      policy_(std::move(policy)),
       workers_(new std::unique_ptr<Worker>[config_.max_threads]) {
+  finished_tasks_need_join_ = false;  // a finished task's fiber went back to a pool already
   failure_.reserve(kResourceMessageRoom);
   install_overflow_handler();
   policy_->attach(*this);
+}
+
+void FiberRuntime::start() {
   for (unsigned i = 0; i < config_.threads; ++i) {
     if (add_worker() == nullptr) {  // a thread could not be started (fail() says why)
       stop_and_join_workers();
@@ -167,8 +171,7 @@ void FiberRuntime::fiber_entry(Fiber& self) {
   switch_fiber(self, *w->native_, [w, f = &self] { w->idle_fibers_.push(f); });
 }
 
-Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
-  if (Fiber* f = w.idle_fibers_.pop()) return f;
+Fiber* FiberRuntime::new_fiber(Worker& w) noexcept {
   const std::int64_t live = std::max<std::int64_t>(0, live_.current());
   try {
     if (!memory_try_charge(fiber_charge_bytes(), static_cast<std::uint64_t>(live) * kTaskRecordBytes)) {
@@ -190,7 +193,7 @@ Fiber* FiberRuntime::take_idle_fiber(Worker& w) noexcept {
   }
 }
 
-// Cold and out of line: its message buffer must not enlarge take_idle_fiber's frame, which sits
+// Cold and out of line: its message buffer must not enlarge new_fiber's frame, which sits
 // on a suspending task's fiber stack.
 [[gnu::cold, gnu::noinline]] void FiberRuntime::fail_no_fiber(const Worker& w, const char* cause,
                                                              std::int64_t live_tasks) noexcept {
@@ -254,127 +257,15 @@ void FiberRuntime::throw_failure() {
   throw ResourceError(failure_);
 }
 
-// The schedule loop. Runs on a pooled fiber; the fiber may change workers while a task it runs
-// is suspended, so the worker is re-read on every iteration.
-void FiberRuntime::schedule_loop() {
-  for (;;) {
-    Worker& w = current_worker();
-    if (w.current_fiber_->exit_requested() || failed_.load(std::memory_order_relaxed)) return;
-    Task* t = policy_->next(w);
-    if (t == nullptr) return;  // shutdown
-    SCHEDLAB_ASSERT(w.current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
-    if (t->spawned_on != Worker::kNoProc && t->spawned_on != w.proc) {
-      w.stats.add(Counter::migrations);
-    }
-    if (w.tracing()) w.slice_begin_ns = now_ns();
-    if (t->fiber == nullptr) {
-      // A new task: run it right here, on this fiber.
-      w.current_task_ = t;
-      t->run_body();
-      finish(*t);
-    } else {
-      // A suspended task: switch to its fiber; this loop fiber goes back to the pool and
-      // continues from here when some worker takes it out again.
-      Fiber* self = w.current_fiber_;
-      w.stats.add(Counter::fiber_switches);
-      switch_fiber(*self, *t->fiber, [t, self] {
-        Worker& here = current_worker();
-        here.current_fiber_ = t->fiber;
-        here.current_task_ = t;
-        here.idle_fibers_.push(self);
-      });
-    }
+// The root's group reached zero: wake the harness thread. Once per run, so a mutex and
+// condition variable cost nothing measurable, and unlike an atomic wait they let the harness
+// thread wake up periodically to watch for deadlock.
+void FiberRuntime::root_done() {
+  {
+    std::lock_guard lock(root_mutex_);
+    root_done_ = true;
   }
-}
-
-// Called on the fiber that ran `t`, right after its body returned.
-void FiberRuntime::finish(Task& t) {
-  Worker& w = current_worker();
-  SCHEDLAB_ASSERT(w.current_task_ == &t, "a task finishes on the worker that is running it");
-  w.current_task_ = nullptr;
-  w.stats.add(Counter::tasks_executed);
-  if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
-  live_.adjust(w.live_batch, -1);
-  if (GroupState* g = t.group) {
-    t.destroy(t);  // nobody else holds a group task
-    group_task_done(*g, w);
-  } else {
-    publish_done(t, w);
-  }
-}
-
-// The completion protocol (task.hpp): the word is nullptr until either the finisher stores
-// kDone or a waiter, once its fiber is saved, stores itself, each with a CAS from nullptr; the
-// loser of that race sees the winner's value. Once a waiter has registered, nobody but the
-// finisher writes the word again (the waiter sleeps until the finisher readies it), so the
-// finisher that finds a waiter publishes kDone with a plain store: no locked instruction on the
-// path where a parent joined its child before the child finished (at one worker, every other
-// task of fib-go). Publishing kDone is the last touch: the JoinHandle may free t once it sees it.
-void FiberRuntime::publish_done(Task& t, Worker& w) {
-  Task* waiter = t.completion.load(std::memory_order_acquire);
-  if (waiter == nullptr &&
-      t.completion.compare_exchange_strong(waiter, Task::kDone, std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-    return;  // nobody waits yet; a joiner will find kDone
-  }
-  SCHEDLAB_ASSERT(waiter != nullptr && waiter != Task::kDone, "a task finishes once, and a registered waiter stays");
-  t.completion.store(Task::kDone, std::memory_order_release);
-  policy_->submit_ready(*waiter, &w);
-}
-
-void FiberRuntime::group_task_done(GroupState& g, Worker& w) {
-  const std::uint32_t prev = g.pending.fetch_sub(1, std::memory_order_acq_rel);
-  SCHEDLAB_ASSERT((prev & GroupState::kCountMask) != 0, "a WaitGroup's count never goes below zero");
-  if ((prev & GroupState::kCountMask) != 1) return;
-  if (&g == &root_group_) {
-    // Once per run, so a mutex and condition variable cost nothing measurable, and unlike an
-    // atomic wait they let the harness thread wake up periodically to watch for deadlock.
-    {
-      std::lock_guard lock(root_mutex_);
-      root_done_ = true;
-    }
-    root_cv_.notify_all();
-  } else if ((prev & GroupState::kWaiterBit) != 0) {
-    policy_->submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
-  }
-}
-
-void FiberRuntime::spawn(Task& t) {
-  Worker& w = current_worker();
-  t.spawned_on = w.proc;
-  w.stats.add(Counter::tasks_spawned);
-  live_.adjust(w.live_batch, +1);
-  policy_->submit_new(t, &w);
-}
-
-void FiberRuntime::join(Task& t) {
-  if (t.completion.load(std::memory_order_acquire) == Task::kDone) return;
-  // Suspend first, publish the waiter after: once the callback runs our context is saved, so
-  // whoever sees the waiter may resume it at once. If the child finished in between, the
-  // exchange fails and we requeue ourselves (a wasted switch, never a lost wake-up). t stays
-  // alive meanwhile: its JoinHandle is ours.
-  suspend_current([this, child = &t](Task& me, Worker& here) {
-    Task* expected = nullptr;
-    if (!child->completion.compare_exchange_strong(expected, &me, std::memory_order_acq_rel,
-                                                   std::memory_order_acquire)) {
-      policy_->submit_ready(me, &here);
-    }
-  });
-}
-
-void FiberRuntime::wait(GroupState& g) {
-  if ((g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) != 0) {
-    // As in join: publish the waiter from the callback, once our context is saved.
-    suspend_current([this, group = &g](Task& me, Worker& here) {
-      group->waiter = &me;
-      const std::uint32_t before =
-          group->pending.fetch_or(GroupState::kWaiterBit, std::memory_order_acq_rel);
-      if ((before & GroupState::kCountMask) == 0) policy_->submit_ready(me, &here);
-    });
-  }
-  // Every task of the group has finished; nobody else touches the word now.
-  g.pending.store(0, std::memory_order_relaxed);
-  g.waiter = nullptr;
+  root_cv_.notify_all();
 }
 
 void FiberRuntime::blocking_begin() {

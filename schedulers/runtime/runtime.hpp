@@ -1,8 +1,15 @@
 // runtime.hpp: the fiber runtime every fiber scheduler shares.
 //
-// FiberRuntime implements the Scheduler interface once for `fair`, `central` and `steal-half`:
+// The runtime implements the Scheduler interface once for `fair`, `central` and `steal-half`:
 // worker threads, fibers and their stack pools, spawn/join/wait with suspension, the root run,
-// counters. The Policy it is constructed with decides where tasks go (policy.hpp).
+// counters. The Policy it is built with decides where tasks go (policy.hpp).
+//
+// It comes in two halves. FiberRuntime (this file, runtime.cpp) is everything that is the same
+// whatever the policy and off the per-task path: worker threads, the fiber pool's slow path,
+// resource failures, the deadlock watch, counters and tracing. PolicyRuntime<P>
+// (policy_runtime.hpp) is the per-task path: spawn, join, wait, the schedule loop and a task's
+// completion, compiled once per policy so that the policy's submit and next are direct calls
+// the compiler inlines rather than three virtual calls per task.
 //
 // A task's life:
 //
@@ -59,9 +66,9 @@ struct RuntimeConfig {
   bool netpoll = true;
 };
 
-class FiberRuntime final : public Scheduler {
+// The policy-independent half (see the top of this file). Built only as a PolicyRuntime<P>.
+class FiberRuntime : public Scheduler {
  public:
-  FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config);
   ~FiberRuntime() override;
 
   CounterSet counters() const override;
@@ -71,9 +78,6 @@ class FiberRuntime final : public Scheduler {
   bool trace_next_run(std::size_t max_events) override;
   std::vector<WorkerTrace> take_trace() override;
 
-  void spawn(Task& t) override;
-  void join(Task& t) override;
-  void wait(GroupState& g) override;
   void blocking_begin() override;
   void blocking_end() override;
   // Waiting for a socket (io_wait.cpp): parked on the poller unless the policy's
@@ -93,7 +97,9 @@ class FiberRuntime final : public Scheduler {
   // worker)` runs on another stack of the same thread and must hand the task to whoever will
   // resume it. Returns when the task is resumed, possibly on another worker.
   template <class Publish>
-  void suspend_current(Publish publish);
+  void suspend_current(Publish publish) {
+    suspend(current_worker(), std::move(publish));
+  }
   // Counts a wake-up issued by `from` (nullptr: issued from outside the runtime's threads).
   void note_unpark(Worker* from) noexcept;
   // The network poller, nullptr until a task first waits for a socket (and always under
@@ -101,7 +107,39 @@ class FiberRuntime final : public Scheduler {
   Poller* poller() const noexcept { return netpoll_.get(); }
 
  protected:
+  // Attaches the policy; starts no thread (start() does, once the object is whole).
+  FiberRuntime(std::unique_ptr<Policy> policy, RuntimeConfig config);
+  // Starts the initial worker threads and waits until each has published its tid. Called by
+  // the most derived constructor: the workers run its schedule_loop() at once. Throws a
+  // ResourceError (after stopping what it started) when a thread cannot be started.
+  void start();
+  // Wakes every worker for good and joins every thread that was started. Idempotent; the most
+  // derived destructor calls it while the object is still whole.
+  void stop_and_join_workers() noexcept;
   void run_root(const std::function<void()>& root) override;
+
+  // Runs on every pooled fiber until shutdown or a failure: PolicyRuntime<P>'s per-task loop.
+  virtual void schedule_loop() = 0;
+
+  // ---- shared by every PolicyRuntime's per-task path ---------------------------------------
+  // A resource failure was recorded: every schedule loop returns at its next turn.
+  bool runtime_failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+  // Suspends w's running task (suspend_current, with the worker already known).
+  template <class Publish>
+  void suspend(Worker& w, Publish publish);
+  // A fiber from w's pool, else a new one; nullptr (after fail()) when no stack can be had or
+  // the memory budget would be passed.
+  Fiber* take_idle_fiber(Worker& w) noexcept {
+    if (Fiber* f = w.idle_fibers_.pop()) [[likely]] return f;
+    return new_fiber(w);
+  }
+  // The root task's group has no waiter task: its last task wakes the harness thread.
+  bool is_root_group(const GroupState& g) const noexcept { return &g == &root_group_; }
+  void root_done();
+
+  const RuntimeConfig config_;
+  const std::unique_ptr<Policy> policy_;
+  LiveTaskGauge live_;
 
  private:
   static void fiber_entry(Fiber& self);
@@ -111,13 +149,8 @@ class FiberRuntime final : public Scheduler {
   // Binds w's thread (the caller) to its CPU under config_.pin. False, after fail(), when the
   // kernel refuses.
   bool pin(Worker& w);
-  void schedule_loop();
-  void finish(Task& t);
-  void publish_done(Task& t, Worker& w);
-  void group_task_done(GroupState& g, Worker& w);
-  // A fiber from w's pool, else a new one; nullptr (after fail()) when no stack can be had or
-  // the memory budget would be passed.
-  Fiber* take_idle_fiber(Worker& w) noexcept;
+  // take_idle_fiber's slow path: w's pool is empty.
+  Fiber* new_fiber(Worker& w) noexcept;
   // The task running on w could not suspend (take_idle_fiber failed): leaves it suspended for
   // good and switches w's thread to its native stack, where worker_main winds the worker down.
   [[noreturn]] void abandon_current_task(Worker& w);
@@ -134,22 +167,17 @@ class FiberRuntime final : public Scheduler {
   // Harness thread, after a failure: stops the workers, waits until every worker thread has
   // exited, throws the failure as a ResourceError.
   [[noreturn]] void throw_failure();
-  // Wakes every worker for good and joins every thread that was started.
-  void stop_and_join_workers() noexcept;
   // Called by the harness thread while it waits for the root: true once every worker has been
   // asleep in one sleep, unwoken, for kDeadlockAfterNs.
   bool stuck(std::uint64_t now);
   std::string deadlock_report() const;
   std::string workers_dump() const;
 
-  const RuntimeConfig config_;
   const std::vector<int> pin_cpus_;  // the CPUs allowed when this runtime was built, if config_.pin
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
-  std::unique_ptr<Policy> policy_;
   std::unique_ptr<std::unique_ptr<Worker>[]> workers_;  // max_threads slots, stable addresses
   std::atomic<unsigned> worker_count_{0};
   std::mutex add_worker_mutex_;
-  LiveTaskGauge live_;
   std::atomic<std::uint64_t> external_unparks_{0};
   std::atomic<std::uint64_t> roots_spawned_{0};
   GroupState root_group_;  // the root task's group; its last task signals root_done_
@@ -179,24 +207,25 @@ class FiberRuntime final : public Scheduler {
   LazyPoller netpoll_;
 };
 
+// Executed by w's thread, on the fiber of the task it suspends. The action runs on the pooled
+// fiber switched to, on the same thread, so it may use w without reading the thread's worker
+// again.
 template <class Publish>
-void FiberRuntime::suspend_current(Publish publish) {
-  Worker& w = current_worker();
+void FiberRuntime::suspend(Worker& w, Publish publish) {
   Task* self = w.current_task_;
   SCHEDLAB_ASSERT(self != nullptr, "only a running task suspends");
   Fiber& from = *w.current_fiber_;
-  Fiber* to_ptr = take_idle_fiber(w);
-  if (to_ptr == nullptr) abandon_current_task(w);
-  Fiber& to = *to_ptr;
+  Fiber* to = take_idle_fiber(w);
+  if (to == nullptr) abandon_current_task(w);
   self->fiber = &from;
   w.stats.add(Counter::suspensions);
   w.stats.add(Counter::fiber_switches);
   if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
-  switch_fiber(from, to, [self, to_ptr, publish]() mutable {
-    Worker& here = current_worker();  // same thread as before the switch
-    here.current_fiber_ = to_ptr;
-    here.current_task_ = nullptr;
-    publish(*self, here);
+  Worker* here = &w;
+  switch_fiber(from, *to, [self, to, here, publish]() mutable {
+    here->current_fiber_ = to;
+    here->current_task_ = nullptr;
+    publish(*self, *here);
   });
 }
 

@@ -108,8 +108,8 @@ boost::context::stack_context StackAllocator::allocate() {
 #endif
     return s;
   }
-  // deallocate() runs inside Boost's fiber exit, where a bad_alloc could only terminate the
-  // process: the room for every stack made so far, and this one, to come back is made here,
+  // deallocate() runs inside a fiber's exit (Fiber::release_stack, or Boost.Fiber's), where a
+  // bad_alloc could only terminate the process: the room for every stack made so far, and this one, to come back is made here,
   // where the failure reaches the caller. So is the room to record the mapping.
   reserve_at_least(free_, guarded_ + unguarded_ + 1);
   reserve_at_least(mappings_, mappings_.size() + 1);
@@ -175,6 +175,21 @@ void StackAllocator::register_with_valgrind([[maybe_unused]] const boost::contex
   valgrind_stack_ids_.push_back(VALGRIND_STACK_REGISTER(top - s.size, top - 1));
 #endif
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+void StackAllocator::unpoison_below(const void* below) const noexcept {
+  const char* p = static_cast<const char*>(below);
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+    const char* base = static_cast<const char*>(mappings_[i].first);
+    if (p < base || p >= base + mappings_[i].second) continue;
+    // A guarded stack is its own mapping above its guard page; a slab is kSlabStacks stacks.
+    const char* low = mapping_guarded_[i] ? base + page_ : base + (p - base) / size_ * size_;
+    if (p > low) ASAN_UNPOISON_MEMORY_REGION(low, static_cast<std::size_t>(p - low));
+    return;
+  }
+}
+#endif
 
 void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {
   SCHEDLAB_ASSERT(sctx.size == size_, "a stack goes back to the allocator that made it");

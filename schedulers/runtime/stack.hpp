@@ -52,6 +52,15 @@ class StackAllocator {
   void deallocate(boost::context::stack_context& sctx) noexcept;
 
   std::size_t stack_size() const noexcept { return size_; }
+#if defined(__SANITIZE_ADDRESS__)
+  // Clears ASan's poison from the part of the stack holding `below` that lies below it: frames
+  // that are dead. For stacks whose switches ASan is not told about (Boost.Fiber's), where it
+  // cannot do this itself when an exception unwinds frames (its __asan_handle_no_return gives
+  // up on a stack it does not know), and the stale poison is then reported against whatever
+  // uninstrumented code lays its frames there next. Thread-safe; a no-op for an address in no
+  // stack of this allocator.
+  void unpoison_below(const void* below) const noexcept;
+#endif
   std::uint64_t guarded() const;
   std::uint64_t unguarded() const;
 

@@ -28,6 +28,8 @@
 namespace schedlab {
 
 class FiberRuntime;
+template <class>
+class PolicyRuntime;
 
 class alignas(64) Worker {
  public:
@@ -105,6 +107,8 @@ class alignas(64) Worker {
 
  private:
   friend class FiberRuntime;
+  template <class>
+  friend class PolicyRuntime;
 
   const unsigned index_;
   FiberRuntime* runtime_ = nullptr;

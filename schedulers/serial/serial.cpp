@@ -29,7 +29,9 @@ namespace {
 
 class SerialScheduler final : public Scheduler {
  public:
-  explicit SerialScheduler(bool pin) : pin_(pin), pin_cpus_(pin ? allowed_cpus() : std::vector<int>{}) {}
+  explicit SerialScheduler(bool pin) : pin_(pin), pin_cpus_(pin ? allowed_cpus() : std::vector<int>{}) {
+    finished_tasks_need_join_ = false;  // every task has finished by the time its handle exists
+  }
 
   unsigned threads() const override { return 1; }
   std::vector<pid_t> worker_tids() const override {

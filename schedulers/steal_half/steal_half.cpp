@@ -181,6 +181,7 @@
 #include <vector>
 
 #include "../assert.hpp"
+#include "../runtime/policy_runtime.hpp"
 #include "../runtime/task_list.hpp"
 #include "global_batch.hpp"
 #include "process_barrier.hpp"
@@ -1099,7 +1100,7 @@ std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
                                            const StealHalfConfig& config) {
   RuntimeConfig with_spares = runtime;
   with_spares.max_threads = config.max_threads;
-  return std::make_unique<FiberRuntime>(
+  return std::make_unique<PolicyRuntime<StealHalfPolicy>>(
       std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
 }
 

@@ -529,9 +529,9 @@ TEST(RootException, CountsTheRootAsExecutedUnderEveryScheduler) {
   }
 }
 
-// The completion protocol (FiberRuntime::publish_done): a parent joins a child that finishes
-// on another worker at about the moment the parent, its fiber just saved, registers itself as
-// the child's waiter. Both orders of that race happen here thousands of times: the finisher
+// The completion protocol (runtime/policy_runtime.hpp, publish_done): a parent joins a child
+// that finishes on another worker at about the moment the parent, its fiber just saved,
+// registers itself as the child's waiter. Both orders of that race happen here thousands of times: the finisher
 // first (its CAS to kDone wins, the waiter's CAS fails and the waiter requeues itself) and the
 // waiter first (the finisher then publishes kDone with a plain store and readies the waiter).
 // Random spins on both sides move the child's end across the parent's join. Every join must

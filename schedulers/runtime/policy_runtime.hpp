@@ -1,0 +1,160 @@
+// policy_runtime.hpp: the fiber runtime's per-task path, compiled once per policy.
+//
+// Everything a task passes through between spawn and its join (spawn, the schedule loop,
+// finish, the completion protocol, join and wait) is here, as a template over the policy's
+// concrete (final) type. The policy's submit_new, submit_ready and next are then direct calls
+// that the compiler inlines into the loop and into spawn, instead of three virtual calls per
+// task through Policy. What is not per task stays in FiberRuntime (runtime.hpp, runtime.cpp).
+//
+// A policy's factory builds PolicyRuntime<ItsPolicy> (make_fair, make_central,
+// make_steal_half), in the file that defines the policy, so that the policy's inline hot paths
+// are visible where the loop is compiled.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+
+#include "runtime.hpp"
+
+namespace schedlab {
+
+template <class P>
+class PolicyRuntime final : public FiberRuntime {
+  static_assert(std::is_base_of_v<Policy, P> && std::is_final_v<P>,
+                "a policy is a final class, so that calls through its type are direct");
+
+ public:
+  PolicyRuntime(std::unique_ptr<P> policy, const RuntimeConfig& config)
+      : FiberRuntime(std::move(policy), config) {
+    start();
+  }
+  // The workers run this object's schedule_loop: stop them while it is whole.
+  ~PolicyRuntime() override { stop_and_join_workers(); }
+
+  // Executed by the spawning task's worker.
+  void spawn(Task& t) override {
+    Worker& w = current_worker();
+    t.spawned_on = w.proc;
+    w.stats.add(Counter::tasks_spawned);
+    live_.adjust(w.live_batch, +1);
+    policy().submit_new(t, &w);
+  }
+
+  // The completion protocol, joiner's side (task.hpp; publish_done is the finisher's). Suspend
+  // first, publish the waiter after: once the action runs our context is saved, so whoever sees
+  // the waiter may resume it at once. If the child finished in between, the CAS fails and we
+  // requeue ourselves (a wasted switch, never a lost wake-up). t stays alive meanwhile: its
+  // JoinHandle is ours.
+  void join(Task& t) override {
+    if (t.completion.load(std::memory_order_acquire) == Task::kDone) return;
+    suspend(current_worker(), [this, child = &t](Task& me, Worker& here) {
+      Task* expected = nullptr;
+      if (!child->completion.compare_exchange_strong(expected, &me, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+        policy().submit_ready(me, &here);
+      }
+    });
+  }
+
+  void wait(GroupState& g) override {
+    if ((g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) != 0) {
+      // As in join: publish the waiter from the action, once our context is saved.
+      suspend(current_worker(), [this, group = &g](Task& me, Worker& here) {
+        group->waiter = &me;
+        const std::uint32_t before = group->pending.fetch_or(GroupState::kWaiterBit, std::memory_order_acq_rel);
+        if ((before & GroupState::kCountMask) == 0) policy().submit_ready(me, &here);
+      });
+    }
+    // Every task of the group has finished; nobody else touches the word now.
+    g.pending.store(0, std::memory_order_relaxed);
+    g.waiter = nullptr;
+  }
+
+ private:
+  P& policy() noexcept { return static_cast<P&>(*policy_); }
+
+  // Runs on a pooled fiber. The fiber changes workers in two ways: a task that ran on it
+  // suspended and was resumed elsewhere (its body returns on that worker), or the loop switched
+  // to a suspended task and was later taken out of another worker's pool. `w` is read again
+  // after each, and only then: between them the loop stays on one thread (worker.hpp).
+  void schedule_loop() override {
+    Worker* w = &current_worker();
+    for (;;) {
+      if (runtime_failed()) return;
+      Task* t = policy().next(*w);
+      if (t == nullptr) return;  // shutdown
+      SCHEDLAB_ASSERT(w->current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
+      if (t->spawned_on != w->proc && t->spawned_on != Worker::kNoProc) w->stats.add(Counter::migrations);
+      if (w->tracing()) w->slice_begin_ns = now_ns();
+      if (t->fiber == nullptr) {
+        // A new task: run it right here, on this fiber.
+        w->current_task_ = t;
+        t->run_body();
+        // Set once it suspended: this fiber went with it, and it finished wherever it resumed.
+        if (t->fiber != nullptr) w = &current_worker();
+        finish(*t, *w);
+      } else {
+        // A suspended task: switch to its fiber; this loop fiber goes back to the pool and
+        // continues from here when some worker takes it out again.
+        Fiber* self = w->current_fiber_;
+        w->stats.add(Counter::fiber_switches);
+        switch_fiber(*self, *t->fiber, [t, self, here = w] {
+          here->current_fiber_ = t->fiber;
+          here->current_task_ = t;
+          here->idle_fibers_.push(self);
+        });
+        // Taken out of a pool again: by a suspending task, or by worker_main to exit.
+        w = &current_worker();
+        if (w->current_fiber_->exit_requested()) return;
+      }
+    }
+  }
+
+  // Executed on the fiber that ran t, by the worker it finished on, right after its body.
+  void finish(Task& t, Worker& w) {
+    SCHEDLAB_ASSERT(&w == current_worker_or_null() && w.current_task_ == &t,
+                    "a task finishes on the worker that is running it");
+    w.current_task_ = nullptr;
+    w.stats.add(Counter::tasks_executed);
+    if (w.tracing()) w.trace.add(TraceKind::task, w.slice_begin_ns, now_ns());
+    live_.adjust(w.live_batch, -1);
+    if (GroupState* g = t.group) {
+      t.destroy(t);  // nobody else holds a group task
+      group_task_done(*g, w);
+    } else {
+      publish_done(t, w);
+    }
+  }
+
+  // The completion protocol (task.hpp): the word is nullptr until either the finisher stores
+  // kDone or a waiter, once its fiber is saved, stores itself, each with a CAS from nullptr; the
+  // loser of that race sees the winner's value. Once a waiter has registered, nobody but the
+  // finisher writes the word again (the waiter sleeps until the finisher readies it), so the
+  // finisher that finds a waiter publishes kDone with a plain store: no locked instruction on
+  // the path where a parent joined its child before the child finished (at one worker, every
+  // other task of fib-go). Publishing kDone is the last touch: the JoinHandle may free t once it
+  // sees it.
+  void publish_done(Task& t, Worker& w) {
+    Task* waiter = t.completion.load(std::memory_order_acquire);
+    if (waiter == nullptr && t.completion.compare_exchange_strong(waiter, Task::kDone, std::memory_order_acq_rel,
+                                                                  std::memory_order_acquire)) {
+      return;  // nobody waits yet; a joiner will find kDone
+    }
+    SCHEDLAB_ASSERT(waiter != nullptr && waiter != Task::kDone, "a task finishes once, and a registered waiter stays");
+    t.completion.store(Task::kDone, std::memory_order_release);
+    policy().submit_ready(*waiter, &w);
+  }
+
+  void group_task_done(GroupState& g, Worker& w) {
+    const std::uint32_t prev = g.pending.fetch_sub(1, std::memory_order_acq_rel);
+    SCHEDLAB_ASSERT((prev & GroupState::kCountMask) != 0, "a WaitGroup's count never goes below zero");
+    if ((prev & GroupState::kCountMask) != 1) return;
+    if (is_root_group(g)) {
+      root_done();
+    } else if ((prev & GroupState::kWaiterBit) != 0) {
+      policy().submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
+    }
+  }
+};
+
+}  // namespace schedlab
