@@ -56,6 +56,8 @@
 //     main context of its own on first use (the library creates one for any thread that uses
 //     its synchronisation); it never runs fibers. With --pin on, worker i binds itself to the
 //     i-th allowed CPU (cpu_pin.hpp) before the scheduler is ready.
+//   - Stack overflows: every worker thread is armed for one (runtime/fiber_guard.hpp), so a
+//     fiber that runs off its stack is reported with the --stack-size that fixes it.
 //   - Boost's published skynet figures (0.05-0.11 µs per fiber) divide the wall time of 10^6
 //     fibers on 32 hardware threads; its single-thread figure is 1.69-1.79 µs per fiber
 //     (round_robin, tcmalloc). Compare per-task costs at equal thread counts.
@@ -94,6 +96,7 @@
 #include <vector>
 
 #include "../assert.hpp"
+#include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -426,6 +429,8 @@ class BoostFiberScheduler final : public Scheduler {
   // records why, for the constructor to throw, and its thread ends at once.
   void worker_main(unsigned index) noexcept {
     tls_index = index;
+    // Tasks run on fibers; the thread's own stack runs only Boost's dispatcher and main fiber.
+    (void)guard_task_thread(ThreadStackFix::stack_limit, stacks_.stack_size());
     // Pinned before the tid is published: once built, every worker is on its CPU.
     std::string pin_error;
     const char* out_of_memory = nullptr;
