@@ -235,6 +235,16 @@ fi
 in_build() { "$SCHEDLAB" list | grep "^  $1:" >/dev/null; }
 expect_failed "R13 memory budget" "central fib.*memory budget of 8 MiB.*[0-9]+ live tasks.*(--memory-budget|--order lifo)" \
   R13.csv -- "$SCHEDLAB" run --scheduler central "${fib[@]}" "${one[@]}" --n 22 --memory-budget 8M --out R13.csv
+# R13b: Boost.Fiber's fibers are charged too (boost-fiber-shared holds every finished fiber's stack
+# until its queue runs dry); skynet 10^4 holds ~90 MB of them.
+for bf in boost-fiber boost-fiber-shared; do
+  if in_build "$bf"; then
+    expect_failed "R13b $bf memory budget" "$bf skynet.*threads=1: memory budget of 8 MiB \(--memory-budget\) reached: [0-9]+ live fibers.*--memory-budget" \
+      "R13b-$bf.csv" -- "$SCHEDLAB" run --scheduler "$bf" --workload skynet --leaves 10000 --warmup 0 "${one[@]}" --memory-budget 8M --out "R13b-$bf.csv"
+  else
+    skip "R13b $bf: not in this build"
+  fi
+done
 if sanitized; then
   skip "R14: the stack-overflow handler is not used under the sanitizers"
 else
