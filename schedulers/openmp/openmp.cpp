@@ -74,6 +74,7 @@
 
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
+#include "../root_handoff.hpp"
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 
@@ -175,25 +176,11 @@ class OpenMpScheduler final : public Scheduler {
   }
 
  protected:
-  void run_root(const std::function<void()>& root) override {
-    std::unique_lock lock(mutex_);
-    SCHEDLAB_ASSERT(root_ == nullptr, "one run at a time");
-    root_ = &root;
-    root_error_ = nullptr;
-    root_done_ = false;
-    state_changed_.notify_all();
-    state_changed_.wait(lock, [this] { return root_done_; });
-    root_ = nullptr;
-    if (root_error_) std::rethrow_exception(std::exchange(root_error_, nullptr));
-  }
+  void run_root(const std::function<void()>& root) override { handoff_.run(root); }
 
  private:
   void stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    state_changed_.notify_all();
+    handoff_.stop();
     master_.join();  // libgomp releases the master's pool when the master thread exits
   }
 
@@ -234,25 +221,17 @@ class OpenMpScheduler final : public Scheduler {
       pin_team_thread(slot);
       tids_[slot] = static_cast<pid_t>(::syscall(SYS_gettid));
     }
-    std::unique_lock lock(mutex_);
-    pool_ready_ = true;
-    state_changed_.notify_all();
-    for (;;) {
-      state_changed_.wait(lock, [this] { return stopping_ || (root_ != nullptr && !root_done_); });
-      if (stopping_) return;
-      const std::function<void()>& root = *root_;
-      lock.unlock();
-      std::exception_ptr error = run_region(root);
-      lock.lock();
-      root_error_ = error;
-      root_done_ = true;
-      state_changed_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      pool_ready_ = true;
     }
+    state_changed_.notify_all();
+    handoff_.serve([this](const std::function<void()>& root) { run_region(root); });
   }
 
-  // One run: the root on the `single` thread, every task done at the region's end. Returns the
-  // root's exception (none may cross the region's boundary).
-  std::exception_ptr run_region(const std::function<void()>& root) {
+  // One run: the root on the `single` thread, every task done at the region's end. Throws the
+  // root's exception after the region (none may cross its boundary).
+  void run_region(const std::function<void()>& root) {
     std::exception_ptr error;
 #pragma omp parallel num_threads(threads_)
     {
@@ -272,9 +251,9 @@ class OpenMpScheduler final : public Scheduler {
         stats.add(Counter::tasks_executed);  // a root that threw has been executed too
       }
     }
+    if (error) std::rethrow_exception(error);
     std::lock_guard lock(mutex_);
-    if (!error && !start_error_.empty()) error = std::make_exception_ptr(ResourceError(start_error_));
-    return error;
+    if (!start_error_.empty()) throw ResourceError(start_error_);
   }
 
   void execute(Task& t) {
@@ -307,11 +286,8 @@ class OpenMpScheduler final : public Scheduler {
   std::mutex mutex_;
   std::condition_variable state_changed_;  // any of the fields below changed
   bool pool_ready_ = false;
-  bool stopping_ = false;
   std::string start_error_;  // a team thread whose pin was refused, or whose stack is too small
-  const std::function<void()>* root_ = nullptr;
-  bool root_done_ = false;
-  std::exception_ptr root_error_;
+  RootHandOff handoff_;      // each run, from the harness thread to the master
   // The process's default thread stack is --thread-stack while the master and its pool start.
   std::optional<DefaultThreadStack> creating_threads_;
   std::thread master_;  // last: starts once every field above exists

@@ -51,18 +51,16 @@
 #include <oneapi/tbb/task_scheduler_observer.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "../cpu_pin.hpp"
+#include "../root_handoff.hpp"
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 #include "../thread_stack.hpp"
@@ -177,11 +175,7 @@ class TbbScheduler final : public Scheduler {
   // libtbb frees an observer's internal record lazily, from a worker thread; if the process
   // ends first LeakSanitizer reports those 40 bytes (tests/sanitizers/lsan.supp).
   ~TbbScheduler() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    state_changed_.notify_all();
+    handoff_.stop();
     root_thread_.reset();  // joins
     observer_.observe(false);
   }
@@ -246,16 +240,8 @@ class TbbScheduler final : public Scheduler {
   }
 
  protected:
-  // Hands the root to the root thread and waits for it.
   void run_root(const std::function<void()>& root) override {
-    std::unique_lock lock(mutex_);
-    root_ = &root;
-    root_error_ = nullptr;
-    root_done_ = false;
-    state_changed_.notify_all();
-    state_changed_.wait(lock, [this] { return root_done_; });
-    root_ = nullptr;
-    if (root_error_) std::rethrow_exception(std::exchange(root_error_, nullptr));
+    handoff_.run(root);
     if (const std::size_t got = short_stack_.load(std::memory_order_relaxed); got != 0) {
       throw ResourceError("oneTBB's worker threads have " + size_word(got) + " stacks, not the --thread-stack " +
                           size_word(thread_stack_) +
@@ -268,23 +254,7 @@ class TbbScheduler final : public Scheduler {
   // The root thread: runs each root in the arena, on a stack of --thread-stack.
   void root_thread_main() noexcept {
     (void)guard_task_thread(ThreadStackFix::thread_stack_option);
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      state_changed_.wait(lock, [this] { return stopping_ || (root_ != nullptr && !root_done_); });
-      if (stopping_) return;
-      const std::function<void()>& root = *root_;
-      lock.unlock();
-      std::exception_ptr error;
-      try {
-        run_in_arena(root);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      root_error_ = error;
-      root_done_ = true;
-      state_changed_.notify_all();
-    }
+    handoff_.serve([this](const std::function<void()>& root) { run_in_arena(root); });
   }
 
   void run_in_arena(const std::function<void()>& root) {
@@ -410,12 +380,7 @@ class TbbScheduler final : public Scheduler {
   std::set<pid_t> tids_;
   Observer observer_;
 
-  std::mutex mutex_;
-  std::condition_variable state_changed_;  // any of the fields below changed
-  bool stopping_ = false;
-  const std::function<void()>* root_ = nullptr;
-  bool root_done_ = false;
-  std::exception_ptr root_error_;
+  RootHandOff handoff_;                     // each run, from the harness thread to the root thread
   std::optional<SizedThread> root_thread_;  // last: started once every field above exists
 };
 
