@@ -35,6 +35,12 @@ void set_default_stack_size(std::size_t bytes) {
 
 }  // namespace
 
+std::string stack_size_word(std::size_t bytes) {
+  if (bytes != 0 && bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "M";
+  if (bytes != 0 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
+}
+
 SizedThread::SizedThread(std::size_t bytes, std::function<void()> body, const char* which) : body_(std::move(body)) {
   pthread_attr_t attr;
   int rc = ::pthread_attr_init(&attr);

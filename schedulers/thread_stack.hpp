@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <string>
 
 namespace schedlab {
 
@@ -29,6 +30,9 @@ inline constexpr std::size_t kDefaultThreadStackBytes = std::size_t{64} << 20;
 // The least --thread-stack: the libraries' own frames (a TBB dispatch loop, libgomp's team
 // start) and the overflow report's margin need some 100 KiB.
 inline constexpr std::size_t kMinThreadStackBytes = std::size_t{256} << 10;
+
+// A stack size as --thread-stack spells it, for messages: "64M", "512K", else bytes.
+std::string stack_size_word(std::size_t bytes);
 
 // A joinable thread running `body` on a stack of `bytes` (std::thread cannot choose one).
 class SizedThread {

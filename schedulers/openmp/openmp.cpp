@@ -63,9 +63,9 @@
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
-#include <optional>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -77,6 +77,7 @@
 #include "../root_handoff.hpp"
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
+#include "../thread_stack.hpp"
 
 namespace schedlab {
 namespace {
@@ -202,10 +203,9 @@ class OpenMpScheduler final : public Scheduler {
     const std::size_t got = guard_task_thread(ThreadStackFix::thread_stack_option);
     if (got == 0 || got >= thread_stack_) return;
     std::lock_guard lock(mutex_);
-    start_error_ = "openmp team thread " + std::to_string(slot + 1) + " has a stack of " + std::to_string(got >> 10) +
-                   " KiB, not the " + std::to_string(thread_stack_ >> 10) +
-                   " KiB of --thread-stack: libgomp started it before this scheduler; run openmp in a process of its "
-                   "own";
+    start_error_ = "openmp team thread " + std::to_string(slot + 1) + " has a stack of " + stack_size_word(got) +
+                   ", not the --thread-stack " + stack_size_word(thread_stack_) +
+                   ": libgomp started it before this scheduler; run openmp in a process of its own";
   }
 
   // The thread that starts every parallel region of this scheduler.

@@ -28,8 +28,9 @@
 // process-wide thread pool (its "market", at the first arena): so the schedulers alive at once in
 // a process must agree on it (WorkerStack below), and a scheduler checks that its workers have
 // the stack it asked for (a pool started earlier, by other TBB code in the process, would not).
-// Handing each run to the root thread and back costs two thread wake-ups per run (tens of
-// microseconds here), as openmp's master thread does. A thread that enters the arena is armed
+// Handing each run to the root thread and back costs two thread wake-ups per run, as openmp's
+// master thread does (root_handoff.hpp): about 7 us a run here (schedlab_gbench, fib-go n=2,
+// against 0.05 us for raw:tbb-task-group, whose calling thread joins the arena itself). A thread that enters the arena is armed
 // for a stack overflow (runtime/fiber_guard.hpp), which is reported with the --thread-stack that
 // fixes it instead of killing the process. With --pin on, a task_scheduler_observer
 // binds each thread that enters the arena to the CPU of its slot (slot i on the i-th allowed
@@ -104,13 +105,6 @@ class ParallelismLimit {
   std::unique_ptr<tbb::global_control> control_;
 };
 
-// A byte count as --thread-stack spells it: "64M", "512K".
-std::string size_word(std::size_t bytes) {
-  if (bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "M";
-  if (bytes % 1024 == 0) return std::to_string(bytes >> 10) + "K";
-  return std::to_string(bytes);
-}
-
 // oneTBB's worker threads have one stack size per process, read from global_control when its
 // thread pool is created. The first scheduler alive sets it; the others alive at the same time
 // must ask for the same size (a sweep over --thread-stack runs each size in a run of its own).
@@ -132,8 +126,8 @@ class WorkerStack {
       return;
     }
     if (users_ != 0 && bytes != bytes_) {
-      throw ResourceError("--thread-stack " + size_word(bytes) + ": a tbb scheduler with --thread-stack " +
-                          size_word(bytes_) +
+      throw ResourceError("--thread-stack " + stack_size_word(bytes) + ": a tbb scheduler with --thread-stack " +
+                          stack_size_word(bytes_) +
                           " is alive, and oneTBB gives all its worker threads one stack size; run each --thread-stack "
                           "value in a schedlab run of its own");
     }
@@ -243,8 +237,8 @@ class TbbScheduler final : public Scheduler {
   void run_root(const std::function<void()>& root) override {
     handoff_.run(root);
     if (const std::size_t got = short_stack_.load(std::memory_order_relaxed); got != 0) {
-      throw ResourceError("oneTBB's worker threads have " + size_word(got) + " stacks, not the --thread-stack " +
-                          size_word(thread_stack_) +
+      throw ResourceError("oneTBB's worker threads have " + stack_size_word(got) + " stacks, not the --thread-stack " +
+                          stack_size_word(thread_stack_) +
                           ": their pool was started before this scheduler (by other oneTBB code in this process), and "
                           "oneTBB sets its workers' stack size once; run tbb in a process of its own");
     }
