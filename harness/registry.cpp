@@ -21,6 +21,7 @@
 #include "serial/serial.hpp"
 #include "skynet/skynet.hpp"
 #include "steal_half/steal_half.hpp"
+#include "thread_stack.hpp"
 #include "uts/uts.hpp"
 #if SCHEDLAB_WITH_TBB
 #include "tbb/tbb.hpp"
@@ -112,6 +113,16 @@ ParamSpec pin_param(bool def) {
                        "(os-threads: every task thread on the first --threads CPUs); off: the kernel places the threads");
   p.machine_setup = true;
   return p;
+}
+
+// --thread-stack, the peers' whose waits nest tasks on their threads' own stacks (tbb, openmp:
+// thread_stack.hpp).
+ParamSpec thread_stack_param() {
+  return size("thread-stack", size_word(kDefaultThreadStackBytes), static_cast<std::int64_t>(kMinThreadStackBytes),
+              std::int64_t{1} << 32,
+              "stack of every thread that runs tasks (a wait runs tasks nested on the waiting thread's stack, so a "
+              "deep tree needs a deep stack: UTS T3L's 17,844 levels want tens of MiB); mapped whole, committed as "
+              "touched");
 }
 
 std::vector<ParamSpec> fiber_params() {
@@ -270,9 +281,15 @@ SchedulerEntry boost_fiber_entry(std::string name, BoostFiberAlgorithm algorithm
 #if SCHEDLAB_WITH_OPENMP
 SchedulerEntry openmp_entry() {
   SchedulerEntry e{"openmp", "GCC's libgomp: spawn = omp task, join = taskwait, one parallel region of --threads threads per run",
-                   {pin_param(kPinByDefault)},
-                   [](unsigned threads, const ParamValues& p) { return make_openmp(threads, chosen(p, "pin", kOnOff)); }};
+                   {pin_param(kPinByDefault), thread_stack_param()},
+                   [](unsigned threads, const ParamValues& p) {
+                     return make_openmp(threads, chosen(p, "pin", kOnOff),
+                                        static_cast<std::size_t>(param_int(p, "thread-stack")));
+                   }};
   e.peer = true;
+  e.validate = [](unsigned, const ParamValues&) {
+    if (std::string why = openmp_thread_stack_conflict(); !why.empty()) throw ParamError(why);
+  };
   return e;
 }
 #endif
@@ -291,8 +308,11 @@ ParamSpec replica_param() {
 std::vector<SchedulerEntry> build_schedulers() {
   std::vector<SchedulerEntry> r{fair_entry(), central_entry(), steal_half_entry()};
 #if SCHEDLAB_WITH_TBB
-  r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join", {pin_param(kPinByDefault)},
-               [](unsigned threads, const ParamValues& p) { return make_tbb(threads, chosen(p, "pin", kOnOff)); },
+  r.push_back({"tbb", "oneTBB: task_arena with --threads slots, task_group per join",
+               {pin_param(kPinByDefault), thread_stack_param()},
+               [](unsigned threads, const ParamValues& p) {
+                 return make_tbb(threads, chosen(p, "pin", kOnOff), static_cast<std::size_t>(param_int(p, "thread-stack")));
+               },
                /*single_threaded=*/false, SchedulerKind::in_process, /*peer=*/true});
 #endif
 #if SCHEDLAB_WITH_BOOST_FIBER

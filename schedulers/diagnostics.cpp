@@ -1,5 +1,6 @@
 // diagnostics.cpp: the prepared last words and their writers (diagnostics.hpp), and the handler
-// of the fatal signals other than a fiber's SIGSEGV (runtime/fiber_guard.cpp has that one).
+// of the fatal signals other than SIGSEGV (runtime/fiber_guard.cpp has that one: a stack
+// overflow, or a crash reported here).
 //
 // Everything from write_* down runs in signal handlers or in the watcher of a process that is
 // about to _exit: no allocation, no locks, no stdio; only open, write, close, rename, sigaction,
@@ -173,7 +174,9 @@ void set_overflow_context(const char* label) noexcept {
 const char* overflow_context() noexcept { return g_context; }
 
 void install_crash_handlers() {
-  install_overflow_handler();  // SIGSEGV: a guard-page hit is an overflow, anything else a crash
+  install_overflow_handler();  // SIGSEGV: a stack overflow is reported as one, anything else a crash
+  // serial and the elision run tasks on the harness thread's own stack.
+  (void)guard_task_thread(ThreadStackFix::stack_limit);
   static std::once_flag once;
   std::call_once(once, [] {
     struct sigaction sa {};

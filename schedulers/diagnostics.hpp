@@ -1,6 +1,6 @@
 // diagnostics.hpp: what the harness tells the schedulers so that an abrupt end explains itself.
 //
-// Some ends leave no chance to run ordinary code: a fiber stack overflow or a crash ends the
+// Some ends leave no chance to run ordinary code: a stack overflow or a crash ends the
 // process from a signal handler (runtime/fiber_guard.hpp, diagnostics.cpp), and a second
 // interrupt ends it from the signal watcher without waiting for the run in progress. Each still
 // names what was running and leaves the run's sidecar saying how the run ended, not "running":
@@ -35,7 +35,9 @@ void set_last_words(LastWords words);
 // to the case it is running.
 void set_overflow_context(const char* label) noexcept;
 // Installs the handlers of the fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) now, so
-// that a crash before or outside a fiber run leaves its report too; an atexit handler for a
+// that a crash before or outside a fiber run leaves its report too, and arms the calling thread
+// (the harness's, on whose stack serial and the elision run tasks) for a stack overflow
+// (runtime/fiber_guard.hpp); an atexit handler for a
 // library that calls exit() during a run (libgomp); a terminate handler that reports a library
 // thread's escaped out-of-threads or out-of-memory exception (oneTBB) as a resource failure.
 // Idempotent.

@@ -4,6 +4,7 @@
 // the run as a resource failure, and a blocking call hands the processor off under steal-half
 // (and does not under central).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -349,6 +350,71 @@ TEST(StackOverflow, GuardPageNamesTheFix) {
   EXPECT_EQ(read_text(report),
             "{\"error\": \"stack overflow in a task of a task on worker 0: its fiber stack of 16384 bytes hit "
             "the guard page; rerun with a larger --stack-size (e.g. --stack-size 64K)\", \"rows\": 0}\n");
+  std::remove(report.c_str());
+}
+
+// Every other backend's tasks overflow a thread's own stack (tbb's and openmp's threads, an
+// os-threads task thread, the calling thread under serial) or a Boost.Fiber fiber: each is
+// reported with the stack that was too small and that backend's fix, not killed raw.
+struct OverflowCase {
+  const char* scheduler;
+  unsigned threads;
+  ParamValues params;
+  std::string expect;  // the report's regular expression
+};
+
+std::vector<OverflowCase> overflow_cases() {
+  std::vector<OverflowCase> cases{
+      {"os-threads", 1, {},
+       "stack overflow in a task of a task: the thread stack of 64 KiB is too small for this recursion; rerun with a "
+       "larger --stack-size \\(e\\.g\\. --stack-size 256K\\)"},
+      {"serial", 1, {},
+       "stack overflow in a task of a task: the thread stack of 8 MiB is too small for this recursion; raise the "
+       "stack limit of the shell that starts schedlab \\(e\\.g\\. ulimit -s 16384\\)"},
+  };
+  for (const char* peer : {"tbb", "openmp"}) {
+    if (missing_from_this_build(peer)) continue;
+    for (unsigned t : {1u, 2u}) {
+      cases.push_back({peer, t, {{"thread-stack", "2M"}},
+                       "stack overflow in a task of a task: the thread stack of 2 MiB is too small for this recursion; "
+                       "rerun with a larger --thread-stack \\(e\\.g\\. --thread-stack 4M\\)"});
+    }
+  }
+  for (const char* bf : {"boost-fiber", "boost-fiber-shared"}) {
+    if (missing_from_this_build(bf)) continue;
+    cases.push_back({bf, 2, {{"stack-size", "16K"}},
+                     "stack overflow in a task of a task: its fiber stack of 16384 bytes hit the guard page; rerun "
+                     "with a larger --stack-size \\(e\\.g\\. --stack-size 64K\\)"});
+  }
+  return cases;
+}
+
+// Two tasks that recurse 512 MiB deep under `c`, the sidecar armed at `report`.
+void overflow_under(const OverflowCase& c, const std::string& report) {
+  // serial runs on this thread, whose stack follows RLIMIT_STACK: its usual 8 MiB.
+  rlimit stack{};
+  if (::getrlimit(RLIMIT_STACK, &stack) != 0) ::_exit(7);
+  stack.rlim_cur = 8u << 20;
+  if (std::string(c.scheduler) == "serial" && ::setrlimit(RLIMIT_STACK, &stack) != 0) ::_exit(7);
+  set_last_words(failed_report_at(report));
+  auto sched = make_scheduler(c.scheduler, c.threads, c.params);
+  sched->run([] {
+    auto a = spawn([] { return recurse(1 << 20); });
+    auto b = spawn([] { return recurse(1 << 20); });
+    (void)a.join();
+    (void)b.join();
+  });
+}
+
+TEST(StackOverflow, EveryBackendNamesItsStackAndFix) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string report = ::testing::TempDir() + "schedlab_thread_overflow_report.json";
+  for (const OverflowCase& c : overflow_cases()) {
+    SCOPED_TRACE(std::string(c.scheduler) + " x" + std::to_string(c.threads));
+    std::remove(report.c_str());
+    EXPECT_EXIT(overflow_under(c, report), ::testing::ExitedWithCode(1), c.expect);
+    EXPECT_EQ(read_text(report).rfind("{\"error\": \"stack overflow in a task of a task: ", 0), 0u) << read_text(report);
+  }
   std::remove(report.c_str());
 }
 #endif

@@ -260,6 +260,53 @@ TEST(StealHalfSpinning, OffNeverSpinsOnSpins) {
   }
 }
 
+// tbb and openmp run a waited-for task on the waiting thread's own stack, so a chain of joins
+// nests as deep there as it is long. UTS T3L is 17,844 levels deep, which overflowed oneTBB's
+// and libgomp's default stacks (4 and 8 MiB); their threads now have --thread-stack (64 MiB by
+// default; the sanitizers' frames are several times larger, so they get more).
+TEST(ThreadStack, AChainAsDeepAsT3LRunsUnderTbbAndOpenmp) {
+  struct Chain {
+    static int depth(int n) {
+      if (n == 0) return 0;
+      return 1 + spawn([n] { return depth(n - 1); }).join();
+    }
+  };
+  constexpr int kT3LDepth = 17844;
+  ParamValues params;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  params["thread-stack"] = "1G";
+#endif
+  for (const char* peer : {"tbb", "openmp"}) {
+    if (missing_from_this_build(peer)) continue;
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(std::string(peer) + " x" + std::to_string(threads));
+      auto sched = make_scheduler(peer, threads, params);
+      int got = 0;
+      sched->run([&] { got = Chain::depth(kT3LDepth); });
+      EXPECT_EQ(got, kT3LDepth);
+    }
+  }
+}
+
+// oneTBB reads its workers' stack size once, when it starts its thread pool: two tbb schedulers
+// alive at once must agree on it, and a second one that does not is refused with the fix.
+TEST(ThreadStack, TbbSchedulersAliveAtOnceShareOneThreadStack) {
+  if (missing_from_this_build("tbb")) GTEST_SKIP() << "no oneTBB in this build";
+  auto first = make_scheduler("tbb", 1, {{"thread-stack", "2M"}});
+  auto same = make_scheduler("tbb", 2, {{"thread-stack", "2M"}});
+  try {
+    (void)make_scheduler("tbb", 1, {{"thread-stack", "4M"}});
+    ADD_FAILURE() << "a second thread stack size was accepted";
+  } catch (const ResourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("--thread-stack 4M: a tbb scheduler with --thread-stack 2M is alive"),
+              std::string::npos)
+        << e.what();
+  }
+  int got = 0;
+  first->run([&] { got = spawn([] { return 7; }).join(); });
+  EXPECT_EQ(got, 7);
+}
+
 TEST(TaskApi, RefusesUseOutsideARun) {
   EXPECT_THROW(spawn([] { return 1; }), std::logic_error);
 }

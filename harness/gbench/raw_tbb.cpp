@@ -2,8 +2,11 @@
 //
 // The `tbb` scheduler maps schedlab's task API onto task_group (schedulers/tbb/tbb.cpp); what
 // that mapping costs per task is the difference between its rows and these. Both run in an
-// arena of --threads slots that the calling thread joins, under a global_control of the same
-// size, so the only difference is the code between the task bodies and oneTBB.
+// arena of --threads slots under a global_control of the same size, with worker threads of the
+// same stack (the scheduler's default --thread-stack: oneTBB sets its workers' stack once per
+// process, so the raw rows must not start the pool with a smaller one), so the difference is the
+// code between the task bodies and oneTBB, and the scheduler's hand-off of each run to its own
+// root thread (here the calling thread joins the arena).
 #include "raw_tbb.hpp"
 
 #include <oneapi/tbb/global_control.h>
@@ -11,6 +14,7 @@
 #include <oneapi/tbb/task_group.h>
 
 #include "fib/fib.hpp"
+#include "thread_stack.hpp"
 
 namespace schedlab {
 namespace {
@@ -39,10 +43,13 @@ std::uint64_t cilk_shape(int n, int cutoff) {
 
 struct RawTbbFib::Arena {
   explicit Arena(unsigned threads)
-      : limit(tbb::global_control::max_allowed_parallelism, threads), arena(static_cast<int>(threads)) {
+      : limit(tbb::global_control::max_allowed_parallelism, threads),
+        stack(tbb::global_control::thread_stack_size, kDefaultThreadStackBytes),
+        arena(static_cast<int>(threads)) {
     arena.initialize();
   }
   tbb::global_control limit;
+  tbb::global_control stack;
   tbb::task_arena arena;
 };
 

@@ -56,6 +56,17 @@
 //     main context of its own on first use (the library creates one for any thread that uses
 //     its synchronisation); it never runs fibers. With --pin on, worker i binds itself to the
 //     i-th allowed CPU (cpu_pin.hpp) before the scheduler is ready.
+//   - Memory: a fiber's stack commits two pages (Boost's context record at its top, the first
+//     frames below it: 8.0-8.2 KiB per fiber measured, skynet 10^4 to 10^5 and fib-go 15 to 20
+//     under boost-fiber-shared, one thread), and Boost releases a finished fiber's stack only
+//     when its thread's dispatcher next runs (under shared_work, when the shared queue runs dry),
+//     so a wide tree holds most of its stacks at once: skynet 10^6 under boost-fiber-shared
+//     passed 6 GB. So the stacks are charged against the process's memory budget
+//     (memory_budget.hpp, as the fiber runtime's are) when the pool maps a new one, and a spawn
+//     that would pass it throws ResourceError naming the fibers Boost holds and the fix; the
+//     exception unwinds the tree (every later spawn fails too) and ends the run with that line.
+//   - Stack overflows: every worker thread is armed for one (runtime/fiber_guard.hpp), so a
+//     fiber that runs off its stack is reported with the --stack-size that fixes it.
 //   - Boost's published skynet figures (0.05-0.11 µs per fiber) divide the wall time of 10^6
 //     fibers on 32 hardware threads; its single-thread figure is 1.69-1.79 µs per fiber
 //     (round_robin, tcmalloc). Compare per-task costs at equal thread counts.
@@ -94,6 +105,8 @@
 #include <vector>
 
 #include "../assert.hpp"
+#include "../memory_budget.hpp"
+#include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -286,6 +299,91 @@ bool PoolSharedWork::has_ready_fibers() const noexcept {
   return !pool_.shared_queue.empty() || !pinned_.empty();
 }
 
+// ---- the stacks -------------------------------------------------------------------------------
+
+// The fibers' stacks: the fiber runtime's StackAllocator, each stack it maps charged against the
+// memory budget (see the top of this file). The allocator pools stacks and unmaps them only when
+// it goes, so the stacks it has mapped are the most Boost ever held at once: a stack is charged
+// when the count Boost holds passes its previous high, and everything is released at the end.
+class ChargedStacks {
+ public:
+  explicit ChargedStacks(StackConfig config) : stacks_(config) {}
+  ~ChargedStacks() { memory_release(charged_.load(std::memory_order_relaxed) * stack_charge()); }
+  ChargedStacks(const ChargedStacks&) = delete;
+  ChargedStacks& operator=(const ChargedStacks&) = delete;
+
+  // Throws ResourceError past the budget, or when the kernel refuses the stack; once refused,
+  // every later call is (the scheduler cannot run again).
+  boost::context::stack_context allocate() {
+    const std::uint64_t held = held_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (refused_.load(std::memory_order_acquire)) {
+      held_.fetch_sub(1, std::memory_order_relaxed);
+      throw ResourceError(refusal_);  // written once, before refused_
+    }
+    std::uint64_t high = high_.load(std::memory_order_relaxed);
+    while (held > high) {
+      if (!high_.compare_exchange_weak(high, held, std::memory_order_relaxed)) continue;
+      const std::uint64_t fresh = held - high;  // stacks the pool must map now
+      if (!memory_try_charge(fresh * stack_charge(), held * kTaskRecordBytes)) refuse(budget_report(held));
+      charged_.fetch_add(fresh, std::memory_order_relaxed);
+      break;
+    }
+    try {
+      return stacks_.allocate();
+    } catch (const std::exception& e) {  // its message names the limit and the fix
+      refuse(std::string(e.what()) + " (" + std::to_string(held) + " fibers)");
+    }
+  }
+  void deallocate(boost::context::stack_context& sctx) noexcept {
+    stacks_.deallocate(sctx);
+    held_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  std::uint64_t mapped() const { return stacks_.guarded() + stacks_.unguarded(); }
+  std::size_t stack_size() const noexcept { return stacks_.stack_size(); }
+
+ private:
+  // What a fiber is charged: the two pages its stack commits (the task record is charged as
+  // transient, kTaskRecordBytes per fiber held).
+  static std::uint64_t stack_charge() { return 2 * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)); }
+
+  [[noreturn]] void refuse(std::string why) {
+    held_.fetch_sub(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(refusal_mutex_);
+      if (!refused_.load(std::memory_order_relaxed)) {
+        refusal_ = why;
+        refused_.store(true, std::memory_order_release);
+      }
+    }
+    throw ResourceError(why);
+  }
+
+  std::string budget_report(std::uint64_t held) const {
+    const MemoryBudget budget = memory_budget();
+    auto mib = [](std::uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; };
+    return "memory budget of " + mib(budget.bytes) + " (" + budget.source + ") reached: " + std::to_string(held) +
+           " live fibers (running, waiting, or finished with stacks Boost has not released yet) hold about " +
+           mib(memory_charged() + held * kTaskRecordBytes) +
+           "; use a smaller problem (--n, --leaves, --tree, or a serial --cutoff) or a larger --memory-budget";
+  }
+
+  StackAllocator stacks_;
+  std::atomic<std::uint64_t> held_{0};     // stacks Boost holds now
+  std::atomic<std::uint64_t> high_{0};     // the most it has held: the stacks the pool mapped
+  std::atomic<std::uint64_t> charged_{0};  // stacks charged to the budget
+  std::atomic<bool> refused_{false};
+  std::mutex refusal_mutex_;
+  std::string refusal_;  // the first refusal's message, once refused_
+};
+
+// The small handle Boost keeps by value inside each fiber.
+struct ChargedStacksRef {
+  ChargedStacks* stacks;
+  boost::context::stack_context allocate() { return stacks->allocate(); }
+  void deallocate(boost::context::stack_context& sctx) noexcept { stacks->deallocate(sctx); }
+};
+
 // ---- the scheduler ----------------------------------------------------------------------------
 
 // This thread's worker index. Fibers move between threads, and glibc lets the compiler reuse a
@@ -347,7 +445,7 @@ class BoostFiberScheduler final : public Scheduler {
       c.set(k, sum);
     }
     c.set(Counter::threads_created, config_.threads);
-    c.set(Counter::stacks_allocated, stacks_.guarded() + stacks_.unguarded());
+    c.set(Counter::stacks_allocated, stacks_.mapped());
     return c;
   }
 
@@ -360,8 +458,16 @@ class BoostFiberScheduler final : public Scheduler {
     if (group != nullptr && group->backend == nullptr) group->backend = new GroupSync;
     // With launch::dispatch the task runs before the constructor returns, and a group task may
     // already be freed then: only the fiber handle is touched afterwards.
-    bf::fiber f(bf::launch::dispatch, std::allocator_arg, StackAllocatorRef{&stacks_},
-                [this, task = &t] { execute(*task); });
+    bf::fiber f;
+    try {
+      f = bf::fiber(bf::launch::dispatch, std::allocator_arg, ChargedStacksRef{&stacks_},
+                    [this, task = &t] { execute(*task); });
+    } catch (...) {
+      // No fiber (its stack was refused): api.hpp frees nothing when spawn throws.
+      if (group != nullptr) group->pending.fetch_sub(1, std::memory_order_acq_rel);
+      t.destroy(t);
+      throw;
+    }
     if (group != nullptr) {
       f.detach();
     } else {
@@ -426,6 +532,8 @@ class BoostFiberScheduler final : public Scheduler {
   // records why, for the constructor to throw, and its thread ends at once.
   void worker_main(unsigned index) noexcept {
     tls_index = index;
+    // Tasks run on fibers; the thread's own stack runs only Boost's dispatcher and main fiber.
+    (void)guard_task_thread(ThreadStackFix::stack_limit, stacks_.stack_size());
     // Pinned before the tid is published: once built, every worker is on its CPU.
     std::string pin_error;
     const char* out_of_memory = nullptr;
@@ -470,7 +578,7 @@ class BoostFiberScheduler final : public Scheduler {
       lock.unlock();
       std::exception_ptr error;
       try {
-        bf::fiber f(bf::launch::post, std::allocator_arg, StackAllocatorRef{&stacks_}, [this, &root, &error] {
+        bf::fiber f(bf::launch::post, std::allocator_arg, ChargedStacksRef{&stacks_}, [this, &root, &error] {
           stats_[current_index()].add(Counter::tasks_spawned);
           try {
             root();
@@ -527,7 +635,7 @@ class BoostFiberScheduler final : public Scheduler {
 
   const BoostFiberConfig config_;
   const std::vector<int> pin_cpus_;  // the CPUs --pin on binds the workers to (cpu_pin.hpp)
-  StackAllocator stacks_;  // outlives every fiber: the threads release the last ones as they exit
+  ChargedStacks stacks_;  // outlives every fiber: the threads release the last ones as they exit
   Pool pool_;
   std::vector<WorkerStats> stats_;  // by worker index
   std::vector<pid_t> tids_;         // written by each worker before the constructor returns

@@ -36,6 +36,16 @@
 // unset: spin up to GOMP_SPINCOUNT, 300000 iterations, then sleep on a futex; set those
 // variables in the environment to change it).
 //
+// Stacks (--thread-stack, thread_stack.hpp). A taskwait runs the waited-for tasks nested on the
+// waiting thread's stack, so a deep tree needs deep stacks. libgomp 12 reads OMP_STACKSIZE (and
+// GOMP_STACKSIZE) once, when it loads, and otherwise creates its threads with the process's
+// default stack size. So the master thread and the pool's threads are created while the process
+// default is --thread-stack (DefaultThreadStack: only while this scheduler's first region starts
+// its pool), each team thread checks in that region that it got that size, and a process whose
+// environment sets OMP_STACKSIZE or GOMP_STACKSIZE is refused (libgomp would give its threads
+// that size instead). Each team thread is armed for a stack overflow when a region starts
+// (runtime/fiber_guard.hpp): an overflow is reported with the --thread-stack that fixes it.
+//
 // Pinning (--pin on). libgomp reads OMP_PROC_BIND and OMP_PLACES once, when it starts, so they
 // cannot differ between the schedulers of one process. Instead each team thread binds itself to
 // its CPU (cpu_pin.hpp: thread i on the i-th allowed CPU) in the first region, before the
@@ -52,8 +62,10 @@
 
 #include <climits>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -62,7 +74,10 @@
 
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
+#include "../root_handoff.hpp"
+#include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
+#include "../thread_stack.hpp"
 
 namespace schedlab {
 namespace {
@@ -93,18 +108,21 @@ class FramePush {
 
 class OpenMpScheduler final : public Scheduler {
  public:
-  OpenMpScheduler(unsigned threads, bool pin)
+  OpenMpScheduler(unsigned threads, bool pin, std::size_t thread_stack)
       : threads_(threads),
+        thread_stack_(thread_stack),
         pin_cpus_(pin ? allowed_cpus() : std::vector<int>{}),
         slots_(threads),
         tids_(threads, 0),
+        creating_threads_(std::in_place, thread_stack),
         master_([this] { master_main(); }) {
     // The first region creates the pool; its threads stay for every later region of the same
     // size, so their ids are known before the first measured run.
     std::unique_lock lock(mutex_);
     state_changed_.wait(lock, [this] { return pool_ready_; });
-    if (!pin_error_.empty()) {
-      const std::string error = pin_error_;
+    creating_threads_.reset();
+    if (!start_error_.empty()) {
+      const std::string error = start_error_;
       lock.unlock();
       stop();  // the destructor does not run for a constructor that throws
       throw ResourceError(error);
@@ -159,25 +177,11 @@ class OpenMpScheduler final : public Scheduler {
   }
 
  protected:
-  void run_root(const std::function<void()>& root) override {
-    std::unique_lock lock(mutex_);
-    SCHEDLAB_ASSERT(root_ == nullptr, "one run at a time");
-    root_ = &root;
-    root_error_ = nullptr;
-    root_done_ = false;
-    state_changed_.notify_all();
-    state_changed_.wait(lock, [this] { return root_done_; });
-    root_ = nullptr;
-    if (root_error_) std::rethrow_exception(std::exchange(root_error_, nullptr));
-  }
+  void run_root(const std::function<void()>& root) override { handoff_.run(root); }
 
  private:
   void stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    state_changed_.notify_all();
+    handoff_.stop();
     master_.join();  // libgomp releases the master's pool when the master thread exits
   }
 
@@ -187,10 +191,21 @@ class OpenMpScheduler final : public Scheduler {
     std::string error = pin_worker(pin_cpus_, slot, threads_, "openmp team thread " + std::to_string(slot + 1));
     if (!error.empty()) {
       std::lock_guard lock(mutex_);
-      pin_error_ = std::move(error);
+      start_error_ = std::move(error);
       return;
     }
     tls_pinned_slot = slot;
+  }
+
+  // In the first region: arms the calling team thread for a stack overflow and checks that it has
+  // --thread-stack (libgomp made it while the process default was that size).
+  void check_team_thread_stack(unsigned slot) {
+    const std::size_t got = guard_task_thread(ThreadStackFix::thread_stack_option);
+    if (got == 0 || got >= thread_stack_) return;
+    std::lock_guard lock(mutex_);
+    start_error_ = "openmp team thread " + std::to_string(slot + 1) + " has a stack of " + stack_size_word(got) +
+                   ", not the --thread-stack " + stack_size_word(thread_stack_) +
+                   ": libgomp started it before this scheduler; run openmp in a process of its own";
   }
 
   // The thread that starts every parallel region of this scheduler.
@@ -202,32 +217,26 @@ class OpenMpScheduler final : public Scheduler {
       SCHEDLAB_ASSERT(static_cast<unsigned>(omp_get_num_threads()) == threads_,
                       "openmp: the team has --threads threads");
       const auto slot = static_cast<unsigned>(omp_get_thread_num());
+      check_team_thread_stack(slot);
       pin_team_thread(slot);
       tids_[slot] = static_cast<pid_t>(::syscall(SYS_gettid));
     }
-    std::unique_lock lock(mutex_);
-    pool_ready_ = true;
-    state_changed_.notify_all();
-    for (;;) {
-      state_changed_.wait(lock, [this] { return stopping_ || (root_ != nullptr && !root_done_); });
-      if (stopping_) return;
-      const std::function<void()>& root = *root_;
-      lock.unlock();
-      std::exception_ptr error = run_region(root);
-      lock.lock();
-      root_error_ = error;
-      root_done_ = true;
-      state_changed_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      pool_ready_ = true;
     }
+    state_changed_.notify_all();
+    handoff_.serve([this](const std::function<void()>& root) { run_region(root); });
   }
 
-  // One run: the root on the `single` thread, every task done at the region's end. Returns the
-  // root's exception (none may cross the region's boundary).
-  std::exception_ptr run_region(const std::function<void()>& root) {
+  // One run: the root on the `single` thread, every task done at the region's end. Throws the
+  // root's exception after the region (none may cross its boundary).
+  void run_region(const std::function<void()>& root) {
     std::exception_ptr error;
 #pragma omp parallel num_threads(threads_)
     {
       tls_slot = static_cast<unsigned>(omp_get_thread_num());
+      (void)guard_task_thread(ThreadStackFix::thread_stack_option);  // a thread_local test: armed in the first region
       pin_team_thread(tls_slot);
 #pragma omp single
       {
@@ -242,9 +251,9 @@ class OpenMpScheduler final : public Scheduler {
         stats.add(Counter::tasks_executed);  // a root that threw has been executed too
       }
     }
+    if (error) std::rethrow_exception(error);
     std::lock_guard lock(mutex_);
-    if (!error && !pin_error_.empty()) error = std::make_exception_ptr(ResourceError(pin_error_));
-    return error;
+    if (!start_error_.empty()) throw ResourceError(start_error_);
   }
 
   void execute(Task& t) {
@@ -269,6 +278,7 @@ class OpenMpScheduler final : public Scheduler {
   }
 
   const unsigned threads_;
+  const std::size_t thread_stack_;   // --thread-stack: the master's and the team threads' stacks
   const std::vector<int> pin_cpus_;  // --pin on: the CPUs the team is bound to; empty: off
   std::vector<WorkerStats> slots_;  // indexed by team thread number
   std::vector<pid_t> tids_;         // written by the first region, before the constructor returns
@@ -276,18 +286,29 @@ class OpenMpScheduler final : public Scheduler {
   std::mutex mutex_;
   std::condition_variable state_changed_;  // any of the fields below changed
   bool pool_ready_ = false;
-  bool stopping_ = false;
-  std::string pin_error_;  // a team thread whose pin was refused
-  const std::function<void()>* root_ = nullptr;
-  bool root_done_ = false;
-  std::exception_ptr root_error_;
+  std::string start_error_;  // a team thread whose pin was refused, or whose stack is too small
+  RootHandOff handoff_;      // each run, from the harness thread to the master
+  // The process's default thread stack is --thread-stack while the master and its pool start.
+  std::optional<DefaultThreadStack> creating_threads_;
   std::thread master_;  // last: starts once every field above exists
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_openmp(unsigned threads, bool pin) {
-  return std::make_unique<OpenMpScheduler>(threads, pin);
+std::string openmp_thread_stack_conflict() {
+  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      return std::string(name) + "=" + value +
+             " is set: libgomp gives its threads that stack instead of --thread-stack; unset " + name +
+             " and use --thread-stack";
+    }
+  }
+  return {};
+}
+
+std::unique_ptr<Scheduler> make_openmp(unsigned threads, bool pin, std::size_t thread_stack) {
+  if (std::string why = openmp_thread_stack_conflict(); !why.empty()) throw std::invalid_argument(why);
+  return std::make_unique<OpenMpScheduler>(threads, pin, thread_stack);
 }
 
 }  // namespace schedlab

@@ -22,6 +22,7 @@
 
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
+#include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 
 namespace schedlab {
@@ -74,6 +75,8 @@ class SerialScheduler final : public Scheduler {
         throw ResourceError(pin_refused("serial's thread", pinned->error()));
       }
     }
+    // Tasks nest on this thread's own stack: an overflow is reported, naming the stack limit.
+    (void)guard_task_thread(ThreadStackFix::stack_limit);
     tid_.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);
     peak_.store(0, std::memory_order_relaxed);
     stats_.add(Counter::tasks_spawned);

@@ -366,8 +366,11 @@ TEST(StealHalfSyscalls, ACallThatOutlastsTwoRoundsLosesItsProcessorAndTheTaskRes
     // Queued on this P (runnext) while the call holds it: it runs only if the P is retaken.
     auto queued = spawn([&] {
       queued_started.store(true);
-      // Keeps the P busy until the call has returned, so the returning task finds no P free.
-      spin_until([&] { return call_returned.load(); }, std::chrono::seconds(20));
+      // Keeps the P busy until the returning task is in the global queue, so it finds no P free
+      // (stopping at the call's return alone left a window in which the P fell idle before
+      // exitsyscall looked for one, and the task took it back on its own thread).
+      spin_until([&] { return call_returned.load() && s->snapshot()->global_queue > 0; },
+                 std::chrono::seconds(20));
     });
     before_call = current_tid();
     blocking([&] {

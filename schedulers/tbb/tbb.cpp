@@ -19,8 +19,20 @@
 //   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
 //   socket wait poll(2) on the thread (Scheduler::io_wait's default): TBB has no poller, and a
 //               thread waiting for a socket is one arena slot fewer, as in a TBB program.
-// The arena has exactly --threads slots, the harness thread taking one of them, so TBB runs on
-// the same number of threads as every other scheduler. With --pin on, a task_scheduler_observer
+// The arena has exactly --threads slots, a root thread of the scheduler's own taking one of them,
+// so TBB runs on the same number of threads as every other scheduler. The root thread exists for
+// its stack (thread_stack.hpp): a wait runs other tasks nested on the waiting thread's stack, so
+// a deep tree (UTS T3L) needs a deeper stack than the harness thread has. Every thread that runs
+// tasks has --thread-stack: the root thread is created with it, and oneTBB's worker threads get
+// it from a tbb::global_control(thread_stack_size), which oneTBB reads once, when it creates its
+// process-wide thread pool (its "market", at the first arena): so the schedulers alive at once in
+// a process must agree on it (WorkerStack below), and a scheduler checks that its workers have
+// the stack it asked for (a pool started earlier, by other TBB code in the process, would not).
+// Handing each run to the root thread and back costs two thread wake-ups per run, as openmp's
+// master thread does (root_handoff.hpp): about 7 us a run here (schedlab_gbench, fib-go n=2,
+// against 0.05 us for raw:tbb-task-group, whose calling thread joins the arena itself). A thread that enters the arena is armed
+// for a stack overflow (runtime/fiber_guard.hpp), which is reported with the --thread-stack that
+// fixes it instead of killing the process. With --pin on, a task_scheduler_observer
 // binds each thread that enters the arena to the CPU of its slot (slot i on the i-th allowed
 // CPU, cpu_pin.hpp) and gives it its previous mask back when it leaves: TBB's worker threads
 // are one process-wide pool that serves every arena, pinned or not. Entering and leaving happen
@@ -45,10 +57,14 @@
 #include <optional>
 #include <stdexcept>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "../cpu_pin.hpp"
+#include "../root_handoff.hpp"
+#include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
+#include "../thread_stack.hpp"
 
 namespace schedlab {
 namespace {
@@ -89,22 +105,74 @@ class ParallelismLimit {
   std::unique_ptr<tbb::global_control> control_;
 };
 
+// oneTBB's worker threads have one stack size per process, read from global_control when its
+// thread pool is created. The first scheduler alive sets it; the others alive at the same time
+// must ask for the same size (a sweep over --thread-stack runs each size in a run of its own).
+class WorkerStack {
+ public:
+  // Throws ResourceError when schedulers with another size are alive.
+  static void add(std::size_t bytes) { instance().change(bytes, +1); }
+  static void remove(std::size_t bytes) { instance().change(bytes, -1); }
+
+ private:
+  static WorkerStack& instance() {
+    static WorkerStack stack;
+    return stack;
+  }
+  void change(std::size_t bytes, int delta) {
+    std::lock_guard lock(mutex_);
+    if (delta < 0) {
+      --users_;  // the control stays: a pool created later still gets the last size asked
+      return;
+    }
+    if (users_ != 0 && bytes != bytes_) {
+      throw ResourceError("--thread-stack " + stack_size_word(bytes) + ": a tbb scheduler with --thread-stack " +
+                          stack_size_word(bytes_) +
+                          " is alive, and oneTBB gives all its worker threads one stack size; run each --thread-stack "
+                          "value in a schedlab run of its own");
+    }
+    if (!control_ || bytes != bytes_) {
+      control_.reset();
+      control_ = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size, bytes);
+      bytes_ = bytes;
+    }
+    ++users_;
+  }
+
+  std::mutex mutex_;
+  unsigned users_ = 0;
+  std::size_t bytes_ = 0;
+  std::unique_ptr<tbb::global_control> control_;
+};
+
 class TbbScheduler final : public Scheduler {
  public:
-  TbbScheduler(unsigned threads, bool pin)
+  TbbScheduler(unsigned threads, bool pin, std::size_t thread_stack)
       : threads_(threads),
         pin_(pin),
+        thread_stack_(thread_stack),
         pin_cpus_(pin ? allowed_cpus() : std::vector<int>{}),
         limit_(threads),
+        stack_(thread_stack),
         arena_(static_cast<int>(threads)),
         slots_(threads),
         observer_(*this) {
     arena_.initialize();
     observer_.observe(true);
+    try {
+      root_thread_.emplace(thread_stack_, [this] { root_thread_main(); }, "(tbb's root thread)");
+    } catch (...) {
+      observer_.observe(false);
+      throw;
+    }
   }
   // libtbb frees an observer's internal record lazily, from a worker thread; if the process
   // ends first LeakSanitizer reports those 40 bytes (tests/sanitizers/lsan.supp).
-  ~TbbScheduler() override { observer_.observe(false); }
+  ~TbbScheduler() override {
+    handoff_.stop();
+    root_thread_.reset();  // joins
+    observer_.observe(false);
+  }
 
   unsigned threads() const override { return threads_; }
 
@@ -167,10 +235,27 @@ class TbbScheduler final : public Scheduler {
 
  protected:
   void run_root(const std::function<void()>& root) override {
+    handoff_.run(root);
+    if (const std::size_t got = short_stack_.load(std::memory_order_relaxed); got != 0) {
+      throw ResourceError("oneTBB's worker threads have " + stack_size_word(got) + " stacks, not the --thread-stack " +
+                          stack_size_word(thread_stack_) +
+                          ": their pool was started before this scheduler (by other oneTBB code in this process), and "
+                          "oneTBB sets its workers' stack size once; run tbb in a process of its own");
+    }
+  }
+
+ private:
+  // The root thread: runs each root in the arena, on a stack of --thread-stack.
+  void root_thread_main() noexcept {
+    (void)guard_task_thread(ThreadStackFix::thread_stack_option);
+    handoff_.serve([this](const std::function<void()>& root) { run_in_arena(root); });
+  }
+
+  void run_in_arena(const std::function<void()>& root) {
     bool pinned_here = false;
     arena_.execute([&] {
       current_slot_cache = slot_from_tbb();
-      pinned_here = pin_ && !arena_pin;  // the harness thread, if the observer did not see it enter
+      pinned_here = pin_ && !arena_pin;  // the root thread, if the observer did not see it enter
       if (pinned_here) pin_to_slot();
       const unsigned slot = current_slot();
       slots_[slot].add(Counter::tasks_spawned);
@@ -188,13 +273,15 @@ class TbbScheduler final : public Scheduler {
     }
   }
 
- private:
-  // Records the kernel thread id of every thread that joins the arena, and pins it (--pin on)
-  // until it leaves.
+  // Records the kernel thread id of every thread that joins the arena, arms it for a stack
+  // overflow (and notes a worker whose stack is smaller than asked), and pins it (--pin on) until
+  // it leaves.
   class Observer final : public tbb::task_scheduler_observer {
    public:
     explicit Observer(TbbScheduler& s) : tbb::task_scheduler_observer(s.arena_), s_(s) {}
-    void on_scheduler_entry(bool) override {
+    void on_scheduler_entry(bool is_worker) override {
+      const std::size_t stack = guard_task_thread(ThreadStackFix::thread_stack_option);
+      if (is_worker && stack != 0 && stack < s_.thread_stack_) s_.short_stack_.store(stack, std::memory_order_relaxed);
       current_slot_cache = s_.slot_from_tbb();
       if (s_.pin_) s_.pin_to_slot();
       std::lock_guard lock(s_.tids_mutex_);
@@ -267,17 +354,28 @@ class TbbScheduler final : public Scheduler {
     ~LimitHold() { ParallelismLimit::remove(threads); }
     unsigned threads;
   };
+  struct StackHold {
+    explicit StackHold(std::size_t b) : bytes(b) { WorkerStack::add(b); }
+    ~StackHold() { WorkerStack::remove(bytes); }
+    std::size_t bytes;
+  };
 
   const unsigned threads_;
   const bool pin_;
+  const std::size_t thread_stack_;   // --thread-stack: the root thread's and the workers' stacks
   const std::vector<int> pin_cpus_;  // the CPUs allowed when this scheduler was built, if pin_
   std::atomic<int> pin_error_{0};    // the errno of a refused pin, 0 if none
+  std::atomic<std::size_t> short_stack_{0};  // a worker's stack size, when smaller than asked
   LimitHold limit_;
+  StackHold stack_;  // before the arena: oneTBB reads the size when the first arena starts its pool
   tbb::task_arena arena_;
   std::vector<WorkerStats> slots_;  // indexed by arena slot; each slot is one thread at a time
   mutable std::mutex tids_mutex_;
   std::set<pid_t> tids_;
   Observer observer_;
+
+  RootHandOff handoff_;                     // each run, from the harness thread to the root thread
+  std::optional<SizedThread> root_thread_;  // last: started once every field above exists
 };
 
 thread_local TbbScheduler::Frame* TbbScheduler::current_frame = nullptr;
@@ -286,8 +384,8 @@ thread_local std::optional<ScopedPin> TbbScheduler::arena_pin;
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_tbb(unsigned threads, bool pin) {
-  return std::make_unique<TbbScheduler>(threads, pin);
+std::unique_ptr<Scheduler> make_tbb(unsigned threads, bool pin, std::size_t thread_stack) {
+  return std::make_unique<TbbScheduler>(threads, pin, thread_stack);
 }
 
 }  // namespace schedlab

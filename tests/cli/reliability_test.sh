@@ -239,13 +239,67 @@ else
 fi
 
 # ---- R13: the memory budget; R14: a stack overflow from the command line ------------------------
+# in_build NAME: the scheduler is in this build (the TSan build leaves the peers out).
+in_build() { "$SCHEDLAB" list | grep "^  $1:" >/dev/null; }
 expect_failed "R13 memory budget" "central fib.*memory budget of 8 MiB.*[0-9]+ live tasks.*(--memory-budget|--order lifo)" \
   R13.csv -- "$SCHEDLAB" run --scheduler central "${fib[@]}" "${one[@]}" --n 22 --memory-budget 8M --out R13.csv
+# R13b: Boost.Fiber's fibers are charged too (boost-fiber-shared holds every finished fiber's stack
+# until its queue runs dry); skynet 10^4 holds ~90 MB of them.
+for bf in boost-fiber boost-fiber-shared; do
+  if in_build "$bf"; then
+    expect_failed "R13b $bf memory budget" "$bf skynet.*threads=1: memory budget of 8 MiB \(--memory-budget\) reached: [0-9]+ live fibers.*--memory-budget" \
+      "R13b-$bf.csv" -- "$SCHEDLAB" run --scheduler "$bf" --workload skynet --leaves 10000 --warmup 0 "${one[@]}" --memory-budget 8M --out "R13b-$bf.csv"
+  else
+    skip "R13b $bf: not in this build"
+  fi
+done
 if sanitized; then
   skip "R14: the stack-overflow handler is not used under the sanitizers"
 else
   expect_failed "R14 stack overflow" "stack overflow in a task of steal-half stack-size=16384 recurse.*--stack-size" R14.csv -- \
     "$SCHEDLAB" run --scheduler steal-half --workload recurse --depth 2000 --stack-size 16K --reps 1 --warmup 0 --out R14.csv
+  # R14b: every other backend's tasks: a thread's own stack (tbb's and openmp's threads, an
+  # os-threads task thread, the harness thread under serial and the elision) or a Boost.Fiber fiber.
+  deep=(--workload recurse --tasks 2 --depth 100000 --reps 1 --warmup 0)
+  for peer in tbb openmp; do
+    if in_build "$peer"; then
+      expect_failed "R14b $peer thread stack" "stack overflow in a task of $peer thread-stack=2097152 recurse\(tasks=2 depth=100000\) threads=2: the thread stack of 2 MiB is too small for this recursion; rerun with a larger --thread-stack \(e.g. --thread-stack 4M\)$" \
+        "R14b-$peer.csv" -- "$SCHEDLAB" run --scheduler "$peer" "${deep[@]}" --threads 2 --thread-stack 2M --out "R14b-$peer.csv"
+      # The default --thread-stack holds what overflowed oneTBB's and libgomp's own stacks (25 MiB).
+      if "$SCHEDLAB" run --scheduler "$peer" "${deep[@]}" --threads 2 --out "R14b-$peer-default.csv" >/dev/null 2>"R14b.err"; then
+        echo "ok: R14b $peer: 100000 frames fit the default --thread-stack"
+      else
+        fail "R14b $peer default --thread-stack: $(cat R14b.err)"
+      fi
+    else
+      skip "R14b $peer: not in this build"
+    fi
+  done
+  expect_failed "R14b os-threads thread stack" "stack overflow in a task of os-threads recurse.*threads=1: the thread stack of 64 KiB is too small for this recursion; rerun with a larger --stack-size \(e.g. --stack-size 256K\)$" \
+    R14b-os.csv -- "$SCHEDLAB" run --scheduler os-threads --workload recurse --tasks 2 --depth 2000 --reps 1 --warmup 0 --out R14b-os.csv
+  for bf in boost-fiber boost-fiber-shared; do
+    if in_build "$bf"; then
+      expect_failed "R14b $bf fiber stack" "stack overflow in a task of $bf stack-size=16384 recurse.*threads=2: its fiber stack of 16384 bytes hit the guard page; rerun with a larger --stack-size" \
+        "R14b-$bf.csv" -- "$SCHEDLAB" run --scheduler "$bf" --workload recurse --tasks 2 --depth 2000 --threads 2 --stack-size 16K --reps 1 --warmup 0 --out "R14b-$bf.csv"
+    fi
+  done
+  for single in serial elision; do
+    expect_failed "R14b $single harness thread" "stack overflow in a task of $single recurse.*: the thread stack of 8 MiB is too small for this recursion; raise the stack limit .*ulimit -s 16384" \
+      "R14b-$single.csv" -- limited "ulimit -s 8192" run --scheduler "$single" "${deep[@]}" --out "R14b-$single.csv"
+  done
+fi
+# R16: oneTBB gives all its worker threads one stack size, so two tbb schedulers alive at once
+# cannot differ in --thread-stack (found when the block's schedulers are built, before it runs).
+if in_build tbb; then
+  expect_failed "R16 two tbb thread stacks" "tbb thread-stack=[0-9]+ fib.*: --thread-stack [24]M: a tbb scheduler with --thread-stack [24]M is alive.*run each --thread-stack value in a schedlab run of its own" \
+    R16.csv -- "$SCHEDLAB" run --scheduler tbb "${fib[@]}" "${one[@]}" --n 10 --thread-stack 2M,4M --out R16.csv
+fi
+# ... and libgomp reads OMP_STACKSIZE (GOMP_STACKSIZE) once, giving its threads that instead.
+if in_build openmp; then
+  OMP_STACKSIZE=1M expect_refused "R16 OMP_STACKSIZE set" 2 \
+    "^schedlab: error: OMP_STACKSIZE=1M is set: libgomp gives its threads that stack instead of --thread-stack; unset OMP_STACKSIZE and use --thread-stack$" -- \
+    run --scheduler openmp "${fib[@]}" "${one[@]}" --n 10 --out R16b.csv
+  [ -e R16b.csv ] && fail "R16: a refused run created its CSV"
 fi
 
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi

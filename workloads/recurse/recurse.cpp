@@ -5,8 +5,9 @@
 // workload recurses deeply enough within its parameters to overflow even a 16 KiB fiber stack;
 // here a --depth past --stack-size / 256 runs a fiber stack into its guard page, and the user sees
 // the overflow report (the case, the --stack-size that fixes it, the sidecar marked failed) end
-// to end. Under os-threads the same depth meets the pthread stack's guard page (a crash, reported
-// as one); under serial, the harness thread's own stack.
+// to end. Under the other backends it meets a thread's own stack (tbb's and openmp's threads,
+// --thread-stack; an os-threads task thread, --stack-size; under serial and the elision, the
+// harness thread's, ulimit -s) or a Boost.Fiber fiber's, each reported the same way.
 #include "recurse.hpp"
 
 #include <string>
