@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errno_text.hpp"
+#include "registry.hpp"
 #include "schedtrace.hpp"
 
 extern char** environ;
@@ -161,8 +162,8 @@ void kill_go_reference() noexcept {
 }
 
 bool go_supports_workload(const std::string& workload) {
-  for (const char* twin : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts"}) {
-    if (workload == twin) return true;
+  for (const WorkloadEntry& w : workload_registry()) {
+    if (w.name == workload) return w.go_twin;
   }
   return false;
 }
@@ -229,7 +230,7 @@ Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline fr
   m.wall_ns = runs.at(0).wall_ns;
   // The one scheduler counter Go tells: its threads (a gauge, like the in-process schedulers').
   if (runs.at(0).threads) m.counters.set(Counter::threads_created, *runs.at(0).threads);
-  settle_task_count(m, static_cast<std::uint64_t>(runs.at(0).tasks), w.expected_tasks(), case_.label());
+  settle_task_count(m, static_cast<std::uint64_t>(runs.at(0).tasks), w.tasks_of_last_run(), case_.label());
   return m;
 }
 

@@ -25,8 +25,7 @@ std::string go_reference_binary();
 // Empty if the go-runtime reference can run, else why not (one line, with the fix).
 std::optional<std::string> go_reference_unavailable();
 
-// Whether schedlab-go has a version of this workload: fib-go, fib, loops, iomix, netmix,
-// skynet, nqueens, uts.
+// Whether schedlab-go has a version of this workload (its entry's go_twin, registry.hpp).
 bool go_supports_workload(const std::string& workload);
 
 // Kills the running schedlab-go, if any, with its process group (it runs in a group of its own,

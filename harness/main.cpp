@@ -274,32 +274,6 @@ std::string param_defaults(const std::string& name) {
   return text;
 }
 
-// The help of parameter `name` with its accepted values: "compute fib(n) [0..50]" when every
-// owner declares it alike, else per group of owners ("fib-go, fib: compute fib(n) [0..50];
-// nqueens: the board is n x n [1..20]"): --n and --tasks mean different things to different
-// workloads.
-std::string param_help(const std::string& name) {
-  std::vector<std::pair<std::string, std::string>> groups;  // help [accepted], owners
-  const auto collect = [&](const std::string& owner, const std::vector<ParamSpec>& specs) {
-    for (const ParamSpec& p : specs) {
-      if (p.name != name) continue;
-      const std::string text = p.help + " [" + p.accepted() + "]";
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
-      if (it == groups.end()) {
-        groups.emplace_back(text, owner);
-      } else {
-        it->second += ", " + owner;
-      }
-    }
-  };
-  for (const auto& w : workload_registry()) collect(w.name, w.params);
-  for (const auto& s : scheduler_registry()) collect(s.name, s.params);
-  if (groups.size() == 1) return groups.front().first;
-  std::string text;
-  for (const auto& [help, owners] : groups) text += (text.empty() ? "" : "; ") + owners + ": " + help;
-  return text;
-}
-
 // --sim-l1 / --sim-ll, on `run` and on `counters` (which shows the geometry a run would use).
 void add_geometry_options(CLI::App& cmd, std::string& sim_l1, std::string& sim_ll) {
   cmd.add_option("--sim-l1", sim_l1,
@@ -358,7 +332,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
     // A help text that explains its default itself (a machine-dependent one) is left alone.
     const std::string defaults = param_defaults(p.name);
     const bool said = defaults.empty() || p.help.find("default") != std::string::npos;
-    run->add_option("--" + p.name, o.params[p.name], param_help(p.name) + (said ? "" : " (default: " + defaults + ")"));
+    run->add_option("--" + p.name, o.params[p.name], param_meaning(p.name) + (said ? "" : " (default: " + defaults + ")"));
   }
   return run;
 }

@@ -194,7 +194,7 @@ Measurement InProcessSubject::measure(Workload& w, bool traced) {
   }
   std::optional<std::uint64_t> observed;
   if (m.counters.has(Counter::tasks_executed)) observed = m.counters[Counter::tasks_executed];
-  settle_task_count(m, observed, w.expected_tasks(), label_);
+  settle_task_count(m, observed, w.tasks_of_last_run(), label_);
   return m;
 }
 

@@ -8,12 +8,15 @@
 namespace schedlab {
 namespace {
 
-[[noreturn]] void bad(const ParamSpec& s, const std::string& text, const std::string& why) {
-  throw ParamError("--" + s.name + " " + text + ": " + why + "; use " + s.accepted());
+// "--n 21: out of range for workload nqueens; use 1..20": the owner named, because one name
+// may mean different things to different owners (fib's n and nqueens' n).
+[[noreturn]] void bad(const ParamSpec& s, const std::string& text, const std::string& why, const std::string& owner) {
+  throw ParamError("--" + s.name + " " + text + ": " + why + (owner.empty() ? "" : " for " + owner) + "; use " +
+                   s.accepted());
 }
 
-std::int64_t parse_number(const ParamSpec& s, const std::string& text) {
-  if (text.empty()) bad(s, "''", "empty value");
+std::int64_t parse_number(const ParamSpec& s, const std::string& text, const std::string& owner) {
+  if (text.empty()) bad(s, "''", "empty value", owner);
   std::string body = text;
   std::int64_t scale = 1;
   if (s.kind == ParamKind::size) {
@@ -28,12 +31,12 @@ std::int64_t parse_number(const ParamSpec& s, const std::string& text) {
   char* end = nullptr;
   const long double v = std::strtold(body.c_str(), &end);
   if (body.empty() || end != body.c_str() + body.size() || errno == ERANGE) {
-    bad(s, text, "not a number");
+    bad(s, text, "not a number", owner);
   }
   const long double scaled = v * static_cast<long double>(scale);
-  if (scaled != std::floor(scaled)) bad(s, text, "not a whole number");
+  if (scaled != std::floor(scaled)) bad(s, text, "not a whole number", owner);
   if (scaled < static_cast<long double>(s.min) || scaled > static_cast<long double>(s.max)) {
-    bad(s, text, "out of range");
+    bad(s, text, "out of range", owner);
   }
   return static_cast<std::int64_t>(scaled);
 }
@@ -60,16 +63,16 @@ std::string ParamSpec::accepted() const {
   return out;
 }
 
-std::string ParamSpec::canonical(const std::string& text) const {
+std::string ParamSpec::canonical(const std::string& text, const std::string& owner) const {
   if (kind == ParamKind::choice) {
     if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
-      bad(*this, text, "unknown value");
+      bad(*this, text, "unknown value", owner);
     }
     return text;
   }
   if (kind == ParamKind::path) return text;
   if (allows_auto && text == "auto") return text;
-  return std::to_string(parse_number(*this, text));
+  return std::to_string(parse_number(*this, text, owner));
 }
 
 std::int64_t param_int(const ParamValues& v, const std::string& name) {
@@ -95,7 +98,7 @@ ParamValues resolve_params(const std::vector<ParamSpec>& specs, const ParamValue
   ParamValues out;
   for (const ParamSpec& s : specs) {
     auto it = given.find(s.name);
-    out[s.name] = s.canonical(it != given.end() ? it->second : s.default_value);
+    out[s.name] = s.canonical(it != given.end() ? it->second : s.default_value, owner);
   }
   return out;
 }

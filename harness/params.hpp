@@ -45,8 +45,9 @@ struct ParamSpec {
   std::string column() const;
   // Parses and range-checks `text`; returns the canonical spelling (plain decimal for numbers,
   // "auto" where allowed).
-  // Throws ParamError naming the parameter, the value and what is accepted.
-  std::string canonical(const std::string& text) const;
+  // Throws ParamError naming the parameter, the value, its owner ("workload nqueens") when
+  // given, and what is accepted.
+  std::string canonical(const std::string& text, const std::string& owner = {}) const;
   // A one-line description of the accepted values, e.g. "1..50" or "lifo|fifo".
   std::string accepted() const;
 };

@@ -1,4 +1,13 @@
 // registry.hpp: every scheduler and workload the harness can run, by name, with its parameters.
+//
+// Each component declares itself in its own folder: schedulers/X/entry.cpp defines
+// `std::vector<SchedulerEntry> scheduler_entries_X()`, workloads/X/entry.cpp
+// `std::vector<WorkloadEntry> workload_entries_X()`. The build finds every such file
+// (harness/CMakeLists.txt) and lists the functions for registry.cpp to call: a new scheduler or
+// workload is a new folder and nothing else (docs/extending.md). Explicit functions, not static
+// initialisers, because a linker drops an object of a static library that nothing references.
+// Everything that enumerates components (the CLI, the tests, gbench, the Go twins) reads the
+// registry.
 #pragma once
 
 #include <functional>
@@ -47,6 +56,15 @@ struct SchedulerEntry {
   // the single values do not show, without starting anything: plan() calls it for every case, so
   // that a bad value is refused before the first file is written. Empty: nothing to check.
   std::function<void(unsigned threads, const ParamValues& params)> validate;
+  // Where the entry stands in `schedlab list`, the CSV's parameter columns and every test:
+  // ascending, ties by folder name. New entries may leave it (they go last).
+  int rank = 1000;
+  // A worked example of the guide (docs/extending.md), not a design under study: the tests run
+  // it like any other, no preset or claim does.
+  bool example = false;
+  // Non-empty: the scheduler is missing from this build, and why (a backend whose library the
+  // build left out). Such an entry is not in scheduler_registry().
+  std::string missing;
 };
 
 // The names of the peers, in registry order.
@@ -61,15 +79,25 @@ struct WorkloadEntry {
   // and the other parameters give them; plan() calls it, so that a case's name, its CSV row and
   // its parameters say the numbers that ran. `make` settles too. Empty: nothing is auto.
   std::function<void(ParamValues& params)> settle;
+  // Where the entry stands among the workloads (as SchedulerEntry::rank).
+  int rank = 1000;
+  // Small parameter sets (each a few milliseconds under every scheduler, given values over the
+  // defaults) on which the workload tests run it under every scheduler and its elision, one
+  // test per workload x scheduler (tests/workloads_test.cpp). At least one.
+  std::vector<ParamValues> test_params;
+  // schedlab-go (workloads/go) has a twin of this workload, which `go-runtime` runs.
+  bool go_twin = false;
+  // schedlab_gbench's values where they differ from the defaults (smaller trees).
+  ParamValues gbench_defaults;
 };
 
 const std::vector<SchedulerEntry>& scheduler_registry();
 const std::vector<WorkloadEntry>& workload_registry();
 
-// Throw ParamError ("unknown scheduler 'x': choose one of ...") for names not registered.
 // Why a scheduler schedlab has is missing from this build (a backend whose library the build
 // left out: the TSan build leaves out tbb, boost-fiber and openmp), or nullopt.
 std::optional<std::string> missing_from_this_build(const std::string& name);
+// Throw ParamError ("unknown scheduler 'x': choose one of ...") for names not registered.
 const SchedulerEntry& find_scheduler(const std::string& name);
 const WorkloadEntry& find_workload(const std::string& name);
 
@@ -84,5 +112,11 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, unsigned thre
 // Every parameter of every scheduler and workload, each name once, in a stable order: the
 // parameter columns of the CSV.
 std::vector<ParamSpec> all_param_specs();
+
+// What parameter `name` means with its accepted values: "compute fib(n) [0..50]" when every
+// owner declares it alike, else per group of owners ("fib-go, fib: compute fib(n) [0..50];
+// nqueens: the board is n x n [1..16]"): --n and --tasks mean different things to different
+// workloads. `schedlab run --help` says it so, and `schedlab columns` without the ranges.
+std::string param_meaning(const std::string& name, bool with_accepted = true);
 
 }  // namespace schedlab

@@ -70,7 +70,7 @@ void parameters(std::vector<Column>& s) {
   for (const ParamSpec& p : all_param_specs()) {
     const bool number = p.kind == ParamKind::integer || p.kind == ParamKind::size;
     s.push_back({p.column(), number ? ColumnType::integer : ColumnType::text,
-                 p.kind == ParamKind::size ? "bytes" : "", "param", "--" + p.name + ": " + p.help,
+                 p.kind == ParamKind::size ? "bytes" : "", "param", "--" + p.name + ": " + param_meaning(p.name, /*with_accepted=*/false),
                  "the parameter does not apply to the row's scheduler and workload",
                  [name = p.name](const RowContext& r) { return r.c.param(name); }});
   }

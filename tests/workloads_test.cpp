@@ -1,8 +1,10 @@
-// Every workload, at small sizes, under every in-process scheduler at 1 and 2 workers: the
-// result checks pass and every task runs exactly once. Plus the workloads' own errors.
+// Every workload, at the small sizes its entry declares, under every in-process scheduler at 1
+// and 2 workers and as its elision: the result checks pass and every task runs exactly once.
+// Plus the workloads' own errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +15,8 @@
 #include "nqueens/nqueens.hpp"
 #include "locality_sizing.hpp"
 #include "registry.hpp"
+#include "runtime/conformance.hpp"
+#include "runtime/runtime.hpp"
 #include "skynet/skynet.hpp"
 #include "spin.hpp"
 #include "uts/uts.hpp"
@@ -20,77 +24,79 @@
 namespace schedlab {
 namespace {
 
-struct Small {
+// One test per workload x scheduler of the registry (the elision included), so that `ctest -R
+// nqueens` or `-R random_push` selects a component's: each runs the workload's own small test
+// parameters (its entry's test_params) at 1 and 2 workers.
+struct Pairing {
   std::string workload;
-  ParamValues params;
+  std::string scheduler;
 };
 
-std::vector<Small> small_workloads() {
-  return {{"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "uniform"}}},
-          {"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "one-long"}}},
-          {"loops", {{"tasks", "200"}, {"iters", "1000"}, {"skew", "heavy-tail"}, {"seed", "7"}}},
-          {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "3"}, {"file-size", "10000"}, {"reads-per-task", "2"}}},
-          {"iomix", {{"tasks", "8"}, {"iters", "1000"}, {"files", "2"}, {"file-size", "4K"}, {"cold", "on"}}},
-          {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}}},
-          {"locality", {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}, {"access", "chase"}}},
-          {"matmul", {{"dim", "64"}, {"block", "16"}}},
-          {"matmul", {{"dim", "64"}, {"block", "8"}, {"element", "int32"}}},
-          {"recurse", {{"tasks", "4"}, {"depth", "50"}}},
-          {"netmix", {{"conns", "6"}, {"requests", "5"}, {"iters", "1000"}}},
-          {"netmix", {{"conns", "3"}, {"requests", "4"}, {"iters", "100"}, {"server-delay-us", "300"}, {"request-bytes", "3000"}}},
-          // The field's benchmarks (README), small: tzcnt's fib shape, skynet, nqueens, UTS.
-          {"fib-go", {{"n", "12"}, {"base", "1"}}},
-          {"skynet", {{"leaves", "1000"}}},
-          {"skynet", {{"leaves", "1"}}},
-          {"nqueens", {{"n", "7"}}},
-          {"nqueens", {{"n", "3"}}},
-          {"uts", {{"tree", "mini-T1"}}},
-          {"uts", {{"tree", "mini-T3"}}}};
+// What ctest's test names show of a parameter (gtest_discover_tests appends it).
+void PrintTo(const Pairing& p, std::ostream* os) { *os << p.workload << " under " << p.scheduler; }
+
+std::vector<Pairing> pairings() {
+  std::vector<Pairing> out;
+  for (const WorkloadEntry& w : workload_registry()) {
+    for (const SchedulerEntry& s : scheduler_registry()) {
+      if (s.kind == SchedulerKind::external) continue;  // go-runtime runs Go programs (tests/go)
+      out.push_back({w.name, s.name});
+    }
+  }
+  return out;
 }
 
-TEST(Workloads, EveryWorkloadUnderEveryScheduler) {
-  for (const SchedulerEntry& s : scheduler_registry()) {
-    if (s.kind != SchedulerKind::in_process) continue;
-    for (unsigned threads : {1u, 2u}) {
-      if (s.single_threaded && threads != 1) continue;
-      auto sched = make_scheduler(s.name, threads);
-      for (const Small& w : small_workloads()) {
-        SCOPED_TRACE(s.name + " x" + std::to_string(threads) + " " + w.workload);
-        const WorkloadEntry& entry = find_workload(w.workload);
-        auto work = entry.make(resolve_params(entry.params, w.params, w.workload));
-        work->prepare();
+std::string test_name(const ::testing::TestParamInfo<Pairing>& info) {
+  std::string name = info.param.workload + "_under_" + info.param.scheduler;
+  for (char& c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+  }
+  return name;
+}
+
+class EveryWorkload : public ::testing::TestWithParam<Pairing> {};
+
+// The result checks pass and every task runs exactly once (tasks_executed against the
+// workload's own count, where the scheduler counts); for the fiber runtime's policies, the
+// policy's counters agree with what the runtime observed (conformance.hpp).
+TEST_P(EveryWorkload, ComputesTheExactResultRunningEveryTaskOnce) {
+  const WorkloadEntry& entry = find_workload(GetParam().workload);
+  const SchedulerEntry& s = find_scheduler(GetParam().scheduler);
+  ASSERT_FALSE(entry.test_params.empty()) << "workload " << entry.name << " declares no test_params in its entry";
+  for (const ParamValues& given : entry.test_params) {
+    SCOPED_TRACE(entry.name + " " + describe(entry.params, given));
+    auto work = entry.make(resolve_params(entry.params, given, "workload " + entry.name));
+    work->prepare();
+    if (s.elision()) {
+      // The same program with every spawn a plain call: exactly what the tasks compute.
+      ASSERT_EQ(detail::active_scheduler(), nullptr);
+      for (int rep = 0; rep < 2; ++rep) {
+        work->run_elision();
+        EXPECT_EQ(work->check(), "");
+      }
+    } else {
+      for (unsigned threads : {1u, 2u}) {
+        if (s.single_threaded && threads != 1) continue;
+        SCOPED_TRACE(s.name + " x" + std::to_string(threads));
+        auto sched = make_scheduler(s.name, threads);
         for (int rep = 0; rep < 2; ++rep) {
           const CounterSet before = sched->counters();
           sched->run([&] { work->run(); });
           const CounterSet delta = sched->counters() - before;
           EXPECT_EQ(work->check(), "");
-          ASSERT_TRUE(work->expected_tasks().has_value());
-          if (delta.has(Counter::tasks_executed)) {
-            EXPECT_EQ(delta[Counter::tasks_executed], *work->expected_tasks() + 1);
-          }
+          const std::optional<std::uint64_t> tasks = work->tasks_of_last_run();
+          if (tasks && delta.has(Counter::tasks_executed)) EXPECT_EQ(delta[Counter::tasks_executed], *tasks + 1);
         }
-        work->cleanup();
+        if (auto* runtime = dynamic_cast<FiberRuntime*>(sched.get())) {
+          EXPECT_EQ(policy_counter_problems(runtime->counters()), "");
+        }
       }
-    }
-  }
-}
-
-// The sequential elision (Workload::run_elision) is the same program with every spawn a plain
-// call: it must compute exactly what the tasks do, with no scheduler running.
-TEST(Workloads, EveryWorkloadsElisionComputesTheExactResult) {
-  ASSERT_EQ(detail::active_scheduler(), nullptr);
-  for (const Small& w : small_workloads()) {
-    SCOPED_TRACE("elision " + w.workload);
-    const WorkloadEntry& entry = find_workload(w.workload);
-    auto work = entry.make(resolve_params(entry.params, w.params, w.workload));
-    work->prepare();
-    for (int rep = 0; rep < 2; ++rep) {
-      work->run_elision();
-      EXPECT_EQ(work->check(), "");
     }
     work->cleanup();
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryWorkload, ::testing::ValuesIn(pairings()), test_name);
 
 // A check that cannot fail proves nothing: a wrong elision result is caught. (fib(20) through the
 // elision, then the check of fib(21).)
@@ -243,16 +249,19 @@ TEST(Workloads, NqueensTablesAgreeWithTheSearch) {
 // Every run carries its node count through the joins; the check compares it with the table, so
 // a run whose joins lost or doubled a subtree fails, and the scheduler's count of tasks run
 // agrees with it. Beyond the table (N = 18..20: minutes of search, not run here) the carried
-// count stands in for expected_tasks(), and before any run nothing is claimed.
+// count is tasks_of_last_run(), expected_tasks() says "not known before running", and before any
+// run nothing is claimed.
 TEST(Workloads, NqueensCarriesItsNodeCountThroughTheJoins) {
   const WorkloadEntry& entry = find_workload("nqueens");
   auto eighteen = entry.make(resolve_params(entry.params, {{"n", "18"}}, "nqueens"));
-  EXPECT_EQ(eighteen->expected_tasks(), std::nullopt) << "n = 18 is beyond the table and has not run";
+  EXPECT_EQ(eighteen->expected_tasks(), std::nullopt) << "n = 18 is beyond the table";
+  EXPECT_EQ(eighteen->tasks_of_last_run(), std::nullopt) << "and has not run";
   auto sched = make_scheduler("steal-half", 2);
   auto nine = entry.make(resolve_params(entry.params, {{"n", "9"}}, "nqueens"));
   const CounterSet before = sched->counters();
   sched->run([&] { nine->run(); });
   EXPECT_EQ(nine->check(), "") << "the check compares the carried node count with the table";
+  EXPECT_EQ(nine->tasks_of_last_run(), nqueens_tasks(9));
   if (const CounterSet delta = sched->counters() - before; delta.has(Counter::tasks_executed)) {
     EXPECT_EQ(delta[Counter::tasks_executed], *nqueens_tasks(9) + 1);
   }
@@ -327,15 +336,15 @@ TEST(Workloads, TheFieldsBadParametersAreRefusedInOneLine) {
            {"skynet", {{"leaves", "1500"}}, "skynet --leaves 1500 is not a power of 10"},
            {"skynet", {{"leaves", "0"}}, "--leaves 0: out of range"},
            {"skynet", {{"leaves", "1e10"}}, "--leaves 1e10: out of range"},
-           {"nqueens", {{"n", "21"}}, "--n 21: out of range; use 1..20"},
+           {"nqueens", {{"n", "21"}}, "--n 21: out of range for workload nqueens; use 1..20"},
            {"nqueens", {{"n", "0"}}, "--n 0: out of range"},
-           {"uts", {{"tree", "T9"}}, "--tree T9: unknown value; use T1|T1L|T2|T3|T3L|mini-T1|mini-T3"},
-           {"fib-go", {{"base", "3"}}, "--base 3: out of range; use 1..2"},
-           {"matmul", {{"element", "int64"}}, "--element int64: unknown value; use double|int32"}}) {
+           {"uts", {{"tree", "T9"}}, "--tree T9: unknown value for workload uts; use T1|T1L|T2|T3|T3L|mini-T1|mini-T3"},
+           {"fib-go", {{"base", "3"}}, "--base 3: out of range for workload fib-go; use 1..2"},
+           {"matmul", {{"element", "int64"}}, "--element int64: unknown value for workload matmul; use double|int32"}}) {
     SCOPED_TRACE(b.says);
     const WorkloadEntry& entry = find_workload(b.workload);
     try {
-      (void)entry.make(resolve_params(entry.params, b.params, b.workload));
+      (void)entry.make(resolve_params(entry.params, b.params, "workload " + b.workload));
       ADD_FAILURE() << "accepted";
     } catch (const std::exception& e) {
       const std::string what = e.what();

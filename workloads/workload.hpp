@@ -35,10 +35,17 @@ class Workload {
   virtual void run_elision() = 0;
   // Called after each run: empty if the result is right, otherwise what was wrong.
   virtual std::string check() = 0;
-  // Tasks one run spawns, root excluded, when the workload can count them in advance (nqueens
-  // beyond its table: the count its last run carried through its joins, nothing before a run;
-  // nqueens.cpp says why that still checks exactly-once).
+  // Tasks one run spawns, root excluded, computed from the parameters alone: cheap, and valid
+  // before prepare() (`schedlab run --dry-run` shows it for every case without preparing
+  // anything). nullopt: not known before running (nqueens beyond its table); optional
+  // everywhere: the dry run prints "unknown", and the checks use tasks_of_last_run().
   virtual std::optional<std::uint64_t> expected_tasks() const { return std::nullopt; }
+  // Tasks the last run spawned, root excluded, by the workload's own count: what every run's
+  // tasks_executed is checked against (measure.cpp, the workload tests), exactly-once. The
+  // default is expected_tasks(); a workload that counts its tasks as it runs (nqueens beyond
+  // its table carries the count through its joins, nqueens.cpp) returns that count after a
+  // run. nullopt: the run is not checked for exactly-once.
+  virtual std::optional<std::uint64_t> tasks_of_last_run() const { return expected_tasks(); }
   // Total work over the longest task (W / Lmax), when the workload knows its task lengths:
   // on P processors no schedule beats an efficiency of min(1, W / (P x Lmax)).
   virtual std::optional<double> work_span_ratio() const { return std::nullopt; }

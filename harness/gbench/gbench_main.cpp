@@ -15,9 +15,9 @@
 // the scheduler (e.g. os-threads' live-thread limit) is reported with SkipWithError.
 //
 // Parameters: every scheduler and workload runs with its registry defaults, except that the
-// fib shapes and the field's trees run smaller (fib-go n=20, fib n=22, skynet 10^4, nqueens 8,
-// uts mini-T1; see kGbenchDefaults) so that a whole sweep stays quick and fits under os-threads'
-// default max-live-threads. Override any parameter with
+// fib shapes and the field's trees run smaller (each workload entry's gbench_defaults,
+// registry.hpp: fib-go n=20, fib n=22, skynet 10^4, nqueens 8, uts mini-T1), so that a whole
+// sweep stays quick and fits under os-threads' default max-live-threads. Override any parameter with
 // `--schedlab_param NAME=VALUE` (repeatable; also `--schedlab_param=NAME=VALUE`) or with the
 // environment variable SCHEDLAB_PARAMS="NAME=VALUE NAME=VALUE" (flags win). A parameter applies
 // to every scheduler and workload that declares it, as with `schedlab run --NAME`. Thread counts
@@ -77,16 +77,6 @@
 
 namespace schedlab {
 namespace {
-
-// gbench's own defaults where they differ from the registry's (fewer tasks for the fib shapes
-// and the field's trees: the sizes the field preset gives os-threads and boost-fiber-shared).
-const std::map<std::string, ParamValues> kGbenchDefaults = {
-    {"fib-go", {{"n", "20"}}},
-    {"fib", {{"n", "22"}}},
-    {"skynet", {{"leaves", "10000"}}},
-    {"nqueens", {{"n", "8"}}},
-    {"uts", {{"tree", "mini-T1"}}},
-};
 
 struct Options {
   std::map<std::string, std::string> params;  // NAME -> VALUE, as given
@@ -171,11 +161,10 @@ Options parse_own_flags(int& argc, char** argv) {
   return o;
 }
 
-// The values of `given` that `specs` declares, over the gbench defaults for `owner_name`.
-ParamValues params_for(const std::vector<ParamSpec>& specs, const Options& o,
-                       const std::string& owner_name, const std::string& owner) {
-  ParamValues p;
-  if (auto it = kGbenchDefaults.find(owner_name); it != kGbenchDefaults.end()) p = it->second;
+// The values of `given` that `specs` declares, over `defaults` (a workload's gbench_defaults).
+ParamValues params_for(const std::vector<ParamSpec>& specs, const Options& o, const ParamValues& defaults,
+                       const std::string& owner) {
+  ParamValues p = defaults;
   for (const ParamSpec& s : specs) {
     if (auto it = o.params.find(s.name); it != o.params.end()) p[s.name] = it->second;
   }
@@ -390,7 +379,7 @@ void run_raw_openmp(benchmark::State& state, const RawSpec& spec) {
 void register_raw(const Options& o, const std::string& library, void (*run)(benchmark::State&, const RawSpec&)) {
   for (const auto& [workload, shape] : {std::pair{"fib-go", FibShape::go}, std::pair{"fib", FibShape::cilk}}) {
     const WorkloadEntry& w = find_workload(workload);
-    const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
+    const ParamValues wp = params_for(w.params, o, w.gbench_defaults, "workload " + w.name);
     for (unsigned t : o.threads) {
       auto spec = std::make_unique<RawSpec>(RawSpec{
           "raw:" + library + "/work:" + w.name + "/threads:" + std::to_string(t), shape,
@@ -419,11 +408,11 @@ void register_all(const Options& o) {
   }
 
   for (const WorkloadEntry& w : workload_registry()) {
-    const ParamValues wp = params_for(w.params, o, w.name, "workload " + w.name);
+    const ParamValues wp = params_for(w.params, o, w.gbench_defaults, "workload " + w.name);
     benchmark::AddCustomContext("schedlab_params:work:" + w.name, describe(w.params, wp));
     for (const SchedulerEntry& s : scheduler_registry()) {
       if (s.external()) continue;  // another program (go-runtime), not in-process
-      const ParamValues sp = params_for(s.params, o, s.name, "scheduler " + s.name);
+      const ParamValues sp = params_for(s.params, o, {}, "scheduler " + s.name);
       for (unsigned t : o.threads) {
         if (s.single_threaded && t != 1) continue;
         auto spec = std::make_unique<Spec>(Spec{
@@ -447,7 +436,7 @@ void register_all(const Options& o) {
   for (const SchedulerEntry& s : scheduler_registry()) {
     if (s.external() || s.params.empty()) continue;
     benchmark::AddCustomContext("schedlab_params:sched:" + s.name,
-                                describe(s.params, params_for(s.params, o, s.name, "scheduler " + s.name)));
+                                describe(s.params, params_for(s.params, o, {}, "scheduler " + s.name)));
   }
 }
 

@@ -34,8 +34,6 @@ class CentralPolicy final : public Policy {
  public:
   explicit CentralPolicy(CentralConfig config) : config_(config) {}
 
-  void on_worker_added(Worker& w) override { w.proc = w.index(); }
-
   void submit_new(Task& t, Worker* from) override { push(t, from); }
   void submit_ready(Task& t, Worker* from) override { push(t, from); }
   NetpollMode netpoll_mode() const override { return NetpollMode::thread; }
@@ -46,18 +44,12 @@ class CentralPolicy final : public Policy {
     while (queue_.empty()) {
       if (stopping_) return nullptr;
       ++sleepers_;
-      w.idle_begin();
-      wakeup_.wait(lock);
-      w.idle_end();
+      w.sleep_on(wakeup_, lock);
       --sleepers_;
     }
     Task* t = queue_.pop_front();
     w.stats.add(Counter::global_pops);
     return t;
-  }
-
-  void add_counters(CounterSet& c) const override {
-    c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
   }
 
   void describe(SchedSnapshot& s) const override {
@@ -75,7 +67,7 @@ class CentralPolicy final : public Policy {
 
  private:
   void push(Task& t, Worker* from) {
-    bool wake;
+    bool sleeper;
     {
       std::lock_guard lock(mutex_);
       if (config_.order == LocalOrder::fifo) {
@@ -83,17 +75,10 @@ class CentralPolicy final : public Policy {
       } else {
         queue_.push_front(t);
       }
-      wake = sleepers_ > 0;
+      sleeper = sleepers_ > 0;
     }
-    if (from != nullptr) {
-      from->stats.add(Counter::global_pushes);
-    } else {
-      external_pushes_.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (wake) {
-      runtime_->note_unpark(from);
-      wakeup_.notify_one();
-    }
+    count_push(from, Counter::global_pushes);
+    if (sleeper) wake(from, [this] { wakeup_.notify_one(); });
   }
 
   const CentralConfig config_;
@@ -102,7 +87,6 @@ class CentralPolicy final : public Policy {
   TaskList queue_;  // guarded by mutex_
   int sleepers_ = 0;  // guarded by mutex_
   bool stopping_ = false;  // guarded by mutex_
-  std::atomic<std::uint64_t> external_pushes_{0};  // the root, pushed by the harness thread
 };
 
 }  // namespace

@@ -37,10 +37,8 @@ class FairPolicy final : public Policy {
  public:
   FairPolicy(unsigned processors, FairConfig config) : config_(config), procs_(processors) {}
 
-  void on_worker_added(Worker& w) override {
-    w.proc = w.index();
-    procs_[w.index()].bind_cursor = w.index();
-  }
+  // w holds processor w.index() for life (the runtime's default w.proc).
+  void on_worker_added(Worker& w) override { procs_[w.index()].bind_cursor = w.index(); }
 
   // Binds t to the next processor of the spawner's round-robin cursor (the root goes to P0).
   void submit_new(Task& t, Worker* from) override {
@@ -67,9 +65,7 @@ class FairPolicy final : public Policy {
     while (p.queue.empty()) {
       if (stopping_.load(std::memory_order_relaxed)) return nullptr;
       p.sleeping = true;
-      w.idle_begin();
-      p.wakeup.wait(lock);
-      w.idle_end();
+      w.sleep_on(p.wakeup, lock);
       p.sleeping = false;
     }
     w.stats.add(Counter::local_pops);
@@ -93,10 +89,6 @@ class FairPolicy final : public Policy {
     }
   }
 
-  void add_counters(CounterSet& c) const override {
-    c[Counter::local_pushes] += external_pushes_.load(std::memory_order_relaxed);
-  }
-
  private:
   struct alignas(64) Processor {
     mutable std::mutex mutex;  // mutable: describe() reads the queue length under it
@@ -107,7 +99,7 @@ class FairPolicy final : public Policy {
   };
 
   void push(Processor& p, Task& t, Worker* from) {
-    bool wake;
+    bool sleeper;
     {
       std::lock_guard lock(p.mutex);
       if (config_.order == LocalOrder::lifo) {
@@ -115,23 +107,15 @@ class FairPolicy final : public Policy {
       } else {
         p.queue.push_back(t);
       }
-      wake = p.sleeping;
+      sleeper = p.sleeping;
     }
-    if (from != nullptr) {
-      from->stats.add(Counter::local_pushes);
-    } else {
-      external_pushes_.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (wake) {
-      runtime_->note_unpark(from);
-      p.wakeup.notify_one();
-    }
+    count_push(from, Counter::local_pushes);
+    if (sleeper) wake(from, [&p] { p.wakeup.notify_one(); });
   }
 
   const FairConfig config_;
   std::vector<Processor> procs_;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> external_pushes_{0};
 };
 
 }  // namespace

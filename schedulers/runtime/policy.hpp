@@ -13,8 +13,24 @@
 //
 // Threading: submit_* may be called from any worker, concurrently, and from outside the runtime
 // (from == nullptr: the harness thread submitting the root). next(w) is called only by w's thread.
+//
+// The contract. What every policy must do alike is done for it by the runtime, or by the
+// helpers below that are the only way to do it:
+//   - w.proc: the runtime sets it to w.index() before on_worker_added (fair and central hold
+//     processor index() for life); a policy whose workers change processors writes it itself.
+//   - sleeping: Worker::sleep_on(cv, lock) or Worker::park() (worker.hpp), which wrap the sleep
+//     in the idle accounting (parks, idle_ns, the live-task gauge, the deadlock watch's sleep
+//     ids). A policy that must sleep otherwise (steal-half blocking in the poller) brackets the
+//     sleep with w.idle_begin() and w.idle_end().
+//   - waking: wake(from, notify), which counts the wake-up for `from` (or as external) first.
+//   - pushes: count_push(from, counter), which also counts a push from outside the runtime
+//     (from == nullptr: the root, the poller thread's readied tasks) for the runtime to report.
+// What stays the policy's own: counting its pops (local_pops, global_pops, tasks_stolen) and any
+// moves between its queues. Conformance (conformance.hpp, tests/policy_conformance_test.cpp)
+// checks all of it against what the runtime observed, for every registered policy.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "../counters.hpp"
@@ -48,8 +64,9 @@ class Policy {
   // Called once by the runtime before any worker starts.
   virtual void attach(FiberRuntime& runtime) { runtime_ = &runtime; }
   // Called for each new worker, by the thread creating it, before the worker's thread starts
-  // (also for workers the policy itself adds later with FiberRuntime::add_worker).
-  virtual void on_worker_added(Worker& w) = 0;
+  // (also for workers the policy itself adds later with FiberRuntime::add_worker), with w.proc
+  // already set to w.index().
+  virtual void on_worker_added(Worker&) {}
 
   // `t` was just spawned by the task running on `from` (nullptr: from outside the runtime).
   virtual void submit_new(Task& t, Worker* from) = 0;
@@ -85,8 +102,31 @@ class Policy {
   // it may take the policy's locks.
   virtual std::string dump_state() const { return {}; }
 
+  // The pushes counted for submissions from outside the runtime (count_push with from ==
+  // nullptr); FiberRuntime::counters() adds them to the workers'.
+  void add_external_pushes(CounterSet& c) const noexcept {
+    c[Counter::local_pushes] += external_local_pushes_.load(std::memory_order_relaxed);
+    c[Counter::global_pushes] += external_global_pushes_.load(std::memory_order_relaxed);
+  }
+
  protected:
+  // Counts one push of a task submitted by `from` as `which` (local_pushes or global_pushes): on
+  // from's worker, or, for from == nullptr, in the policy's external count. Any thread.
+  void count_push(Worker* from, Counter which) noexcept;
+  // Wakes a sleeping worker: counts the wake-up as from's (FiberRuntime::note_unpark), then
+  // calls notify(). Any thread.
+  template <class Notify>
+  void wake(Worker* from, Notify&& notify) {
+    note_unpark(from);
+    notify();
+  }
+  void note_unpark(Worker* from) noexcept;
+
   FiberRuntime* runtime_ = nullptr;
+
+ private:
+  std::atomic<std::uint64_t> external_local_pushes_{0};
+  std::atomic<std::uint64_t> external_global_pushes_{0};
 };
 
 }  // namespace schedlab

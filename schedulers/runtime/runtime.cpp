@@ -97,6 +97,7 @@ Worker* FiberRuntime::add_worker() {
     w.trace.reset(trace_cap_per_worker_);
     w.tracing_flag.store(true, std::memory_order_release);
   }
+  w.proc = w.index();  // the default processor (policy.hpp); the policy may change it
   policy_->on_worker_added(w);
   worker_count_.store(i + 1, std::memory_order_release);
   // A worker may be unparked before its thread runs: the parker keeps the permit.
@@ -452,6 +453,7 @@ CounterSet FiberRuntime::counters() const {
     c[Counter::netpoll_polls] += p->polls();
     c[Counter::netpoll_blocked_ns] += p->blocked_ns();
   }
+  policy_->add_external_pushes(c);
   policy_->add_counters(c);
   c.measured.set();
   return c;

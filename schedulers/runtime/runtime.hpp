@@ -229,4 +229,18 @@ void FiberRuntime::suspend(Worker& w, Publish publish) {
   });
 }
 
+// Policy's helpers (policy.hpp), here where Worker and FiberRuntime are whole: inline, on the
+// per-task path of every policy.
+inline void Policy::count_push(Worker* from, Counter which) noexcept {
+  SCHEDLAB_ASSERT(which == Counter::local_pushes || which == Counter::global_pushes, "a push is local or global");
+  if (from != nullptr) [[likely]] {
+    from->stats.add(which);
+  } else {
+    (which == Counter::local_pushes ? external_local_pushes_ : external_global_pushes_)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+inline void Policy::note_unpark(Worker* from) noexcept { runtime_->note_unpark(from); }
+
 }  // namespace schedlab

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <thread>
 
@@ -95,6 +96,15 @@ class alignas(64) Worker {
   std::uint64_t idle_now_ns(std::uint64_t now) const noexcept {
     const std::uint64_t since = idle_since_.load(std::memory_order_relaxed);
     return since != 0 && now > since ? now - since : 0;
+  }
+  // Sleeps on `cv` (lock held, as std::condition_variable::wait) with idle accounting: how a
+  // policy whose workers sleep on its own condition variables sleeps (fair, central). Only by
+  // this worker.
+  template <class Lock>
+  void sleep_on(std::condition_variable& cv, Lock& lock) {
+    idle_begin();
+    cv.wait(lock);
+    idle_end();
   }
   // Parks this worker's thread until unparked, with idle accounting. Only by this worker. The
   // permit is taken after idle_end(), so that sleep_id() never sees a woken worker as asleep.

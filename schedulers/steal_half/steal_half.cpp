@@ -385,7 +385,6 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   }
 
   void add_counters(CounterSet& c) const override {
-    c[Counter::global_pushes] += external_pushes_.load(std::memory_order_relaxed);
     c[Counter::handoffs] += monitor_handoffs_.load(std::memory_order_relaxed);
     if (sysmon_) {
       c[Counter::retakes] += sysmon_->retakes();
@@ -503,7 +502,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   // Executed by the M holding p. Go's runqput: the new task takes runnext and the one it
   // displaces goes to runq.
   void push_local(Worker& w, Processor& p, Task& t) {
-    w.stats.add(Counter::local_pushes);
+    count_push(&w, Counter::local_pushes);
     Task* queued = &t;
     if (config_.runnext) {
       queued = p.runnext.put(t);
@@ -541,11 +540,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
       global_.push_back(t);
       global_size_.fetch_add(1, std::memory_order_seq_cst);
     }
-    if (from != nullptr) {
-      from->stats.add(Counter::global_pushes);
-    } else {
-      external_pushes_.fetch_add(1, std::memory_order_relaxed);
-    }
+    count_push(from, Counter::global_pushes);
   }
 
   // After a push a thief can see (Go calls wakep from newproc and ready). Nobody is woken if
@@ -631,12 +626,13 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
       }
       if (at_max_threads) return;
       if (m != nullptr) {
-        runtime_->note_unpark(from);
-        if (in_poller) {
-          runtime_->poller()->wake();
-        } else {
-          m->parker.unpark();
-        }
+        wake(from, [this, m, in_poller] {
+          if (in_poller) {
+            runtime_->poller()->wake();
+          } else {
+            m->parker.unpark();
+          }
+        });
         return;
       }
     }
@@ -1000,7 +996,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     if (ready.empty()) return;
     while (Task* t = ready.pop_front()) {
       if (p != nullptr) {
-        from->stats.add(Counter::local_pushes);
+        count_push(from, Counter::local_pushes);
         push_runq(*from, *p, *t);
       } else {
         push_global(*t, from);
@@ -1090,7 +1086,6 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   // read without it as Go reads it.
   std::atomic<std::uint64_t> lastpoll_{now_ns()};
   Worker* poller_m_ = nullptr;  // the M blocked in the poller; guarded by sched_mutex_
-  std::atomic<std::uint64_t> external_pushes_{0};
   std::atomic<std::uint64_t> monitor_handoffs_{0};  // hand-offs of Ps the monitor retook
 };
 

@@ -16,7 +16,9 @@ expect_refused "unknown preset" 2 "unknown preset 'nope'.*choose one of" -- run 
 expect_refused "unknown counter" 2 "unknown counter 'nope'" -- "${run_small[@]}" --counters nope --out "$WORK/a.csv"
 expect_refused "threads 0" 2 "threads 0: out of range; use 1..1024" -- run --scheduler fair --workload fib --threads 0 --out "$WORK/a.csv"
 expect_refused "threads 1025" 2 "threads 1025: out of range; use 1..1024" -- run --scheduler fair --workload fib --threads 1025 --out "$WORK/a.csv"
-expect_refused "fib n 51" 2 "n 51: out of range; use 0..50" -- run --scheduler fair --workload fib --n 51 --out "$WORK/a.csv"
+expect_refused "fib n 51" 2 "n 51: out of range for workload fib; use 0..50" -- run --scheduler fair --workload fib --n 51 --out "$WORK/a.csv"
+# One name, two meanings: the refusal names the workload whose range it is.
+expect_refused "nqueens n 21" 2 "n 21: out of range for workload nqueens; use 1..20" -- run --scheduler fair --workload fib,nqueens --n 21 --out "$WORK/a.csv"
 expect_refused "negative size" 2 "file-size -1: out of range" -- run --scheduler fair --workload iomix --file-size -1 --out "$WORK/a.csv"
 expect_refused "parameter of no selected item" 2 "does not apply" -- run --scheduler fair --workload fib --capacity 8 --out "$WORK/a.csv"
 expect_refused "missing output directory" 2 "output directory $WORK/nodir does not exist" -- "${run_small[@]}" --out "$WORK/nodir/a.csv"

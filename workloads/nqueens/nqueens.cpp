@@ -16,9 +16,9 @@
 // Exactly once. Every task returns its subtree's solutions *and* its number of nodes, summed
 // through the joins. The node count must equal the table of search-tree sizes below (computed
 // with an independent bitboard search; N <= 17), which is also expected_tasks(). Beyond the
-// table (N = 18..20) the count is not known in advance: expected_tasks() then returns the
-// number of nodes the last run carried through its joins, which every run also checks against
-// the scheduler's tasks_executed (measure.cpp). A task that ran twice is joined once, so it
+// table (N = 18..20) the count is not known in advance: expected_tasks() says so (nullopt), and
+// tasks_of_last_run() returns the number of nodes the last run carried through its joins, which
+// every run checks against the scheduler's tasks_executed (measure.cpp). A task that ran twice is joined once, so it
 // adds to tasks_executed but not to the carried count; a task that never ran never returns to
 // its join, so the run cannot finish: either way the two counts cannot agree by accident.
 #include "nqueens.hpp"
@@ -110,10 +110,12 @@ class NqueensWorkload final : public ElidableWorkload<NqueensWorkload> {
     return {};
   }
 
-  // From the table; beyond it, what the last run carried through its joins (the file's comment
-  // says why that still checks exactly-once), and nothing before the first run.
-  std::optional<std::uint64_t> expected_tasks() const override {
-    if (const auto tasks = nqueens_tasks(params_.n)) return tasks;
+  // From the table; beyond it not known before running.
+  std::optional<std::uint64_t> expected_tasks() const override { return nqueens_tasks(params_.n); }
+  // Beyond the table, what the last run carried through its joins (the file's comment says why
+  // that still checks exactly-once), and nothing before the first run.
+  std::optional<std::uint64_t> tasks_of_last_run() const override {
+    if (const auto tasks = expected_tasks()) return tasks;
     if (result_.nodes == 0) return std::nullopt;
     return result_.nodes - 1;
   }

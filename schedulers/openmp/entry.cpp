@@ -1,0 +1,29 @@
+// openmp's registry entry (harness/registry.hpp); without OpenMP in the build, the reason it is
+// missing.
+#include "entry_params.hpp"
+#include "registry.hpp"
+#if SCHEDLAB_WITH_OPENMP
+#include "openmp/openmp.hpp"
+#endif
+
+namespace schedlab {
+
+std::vector<SchedulerEntry> scheduler_entries_openmp() {
+  SchedulerEntry e{"openmp", "GCC's libgomp: spawn = omp task, join = taskwait, one parallel region of --threads threads per run",
+                   {pin_param(kPinByDefault), thread_stack_param()}, {}};
+  e.rank = 60;
+  e.peer = true;
+#if SCHEDLAB_WITH_OPENMP
+  e.make = [](unsigned threads, const ParamValues& p) {
+    return make_openmp(threads, chosen(p, "pin", kOnOff), static_cast<std::size_t>(param_int(p, "thread-stack")));
+  };
+  e.validate = [](unsigned, const ParamValues&) {
+    if (std::string why = openmp_thread_stack_conflict(); !why.empty()) throw ParamError(why);
+  };
+#else
+  e.missing = "this build has no OpenMP (SCHEDLAB_WITH_OPENMP=OFF)";
+#endif
+  return {e};
+}
+
+}  // namespace schedlab

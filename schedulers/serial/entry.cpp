@@ -1,0 +1,17 @@
+// serial's registry entry (harness/registry.hpp).
+#include "entry_params.hpp"
+#include "registry.hpp"
+#include "serial/serial.hpp"
+
+namespace schedlab {
+
+std::vector<SchedulerEntry> scheduler_entries_serial() {
+  SchedulerEntry e{"serial", "the task API on one thread, each spawn run at once: what spawn, join and wait cost "
+                   "without any scheduling (one thread)", {pin_param(kPinByDefault)},
+                   [](unsigned, const ParamValues& p) { return make_serial(chosen(p, "pin", kOnOff)); }};
+  e.single_threaded = true;
+  e.rank = 80;
+  return {e};
+}
+
+}  // namespace schedlab

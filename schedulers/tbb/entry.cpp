@@ -1,0 +1,26 @@
+// tbb's registry entry (harness/registry.hpp); without oneTBB in the build, the reason it is
+// missing.
+#include "entry_params.hpp"
+#include "registry.hpp"
+#if SCHEDLAB_WITH_TBB
+#include "tbb/tbb.hpp"
+#endif
+
+namespace schedlab {
+
+std::vector<SchedulerEntry> scheduler_entries_tbb() {
+  SchedulerEntry e{"tbb", "oneTBB: task_arena with --threads slots, task_group per join",
+                   {pin_param(kPinByDefault), thread_stack_param()}, {}};
+  e.rank = 40;
+  e.peer = true;
+#if SCHEDLAB_WITH_TBB
+  e.make = [](unsigned threads, const ParamValues& p) {
+    return make_tbb(threads, chosen(p, "pin", kOnOff), static_cast<std::size_t>(param_int(p, "thread-stack")));
+  };
+#else
+  e.missing = "this build has no oneTBB (SCHEDLAB_WITH_TBB=OFF)";
+#endif
+  return {e};
+}
+
+}  // namespace schedlab
