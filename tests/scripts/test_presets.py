@@ -12,6 +12,7 @@ $SCHEDLAB (tests/scripts/CMakeLists.txt passes it); skipped without it.
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -126,6 +127,16 @@ class EveryPresetJudgesWhatItExistsFor(unittest.TestCase):
 
     def test_presets_json_has_no_preset_this_test_does_not_know(self):
         self.assertEqual(sorted(self.names), sorted(PARTS))
+
+    def test_no_preset_runs_an_example_scheduler(self):
+        # An example (docs/extending.md's random-push) is run by every test but by no preset or
+        # claim: the presets measure the seeds' designs and the runtimes a user would pick.
+        listing = subprocess.run([SCHEDLAB, "list"], capture_output=True, text=True, check=True).stdout
+        examples = set(re.findall(r"^\s+(\S+): example\b", listing, re.M))
+        self.assertIn("random-push", examples, "schedlab list no longer marks the example")
+        named = set(re.findall(r'"schedulers":\s*\[([^\]]*)\]', PRESETS.read_text()))
+        used = {n.strip().strip('"') for group in named for n in group.split(",")}
+        self.assertEqual(examples & used, set())
 
     def judge(self, preset):
         out = self.tmp / preset
