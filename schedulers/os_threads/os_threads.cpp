@@ -200,10 +200,14 @@ class OsThreadsScheduler final : public Scheduler {
       if (gt.records.size() >= gt.sweep_at || at_limit()) sweep(gt);
       // At the limit with none of the group's threads finished, the group's owner waits for
       // the oldest one, as its wait() would have, rather than refuse: the group's threads never
-      // wait for their parent, so this only delays it. Any other spawner is refused by start().
-      // Not under the lock: the thread joined may itself be spawning into this group.
+      // wait for their parent, so this only delays it. Any other spawner is refused. The slot
+      // is reserved before the thread starts (reserve_thread), never checked first and counted
+      // after: owners spawning at once each saw room for one more, and all but one were refused
+      // (CI: ten groups of 10^4 tasks at 2 threads). The join is not under the lock: the thread
+      // joined may itself be spawning into this group.
       const bool may_wait = pthread_equal(gt.owner, pthread_self()) != 0;
-      while (may_wait && at_limit() && !gt.records.empty()) {
+      while (!reserve_thread()) {
+        if (!may_wait || gt.records.empty()) throw limit_error();
         ThreadRecord* oldest = gt.records.front();
         gt.records.erase(gt.records.begin());
         lock.unlock();
@@ -213,8 +217,13 @@ class OsThreadsScheduler final : public Scheduler {
         delete oldest;
         lock.lock();
       }
-      gt.records.reserve(gt.records.size() + 1);
-      start(*rec, &task_main);
+      try {
+        gt.records.reserve(gt.records.size() + 1);
+      } catch (...) {
+        live_threads_.fetch_sub(1, std::memory_order_relaxed);
+        throw;
+      }
+      start_reserved(*rec, &task_main);
       gt.records.push_back(rec);  // cannot throw: reserved
     } catch (...) {
       delete rec;
@@ -271,16 +280,33 @@ class OsThreadsScheduler final : public Scheduler {
   }
 
  private:
+  // Counts one more live thread if the limit allows it. True when counted: the caller then
+  // starts the thread (start_reserved) or gives the slot back.
+  bool reserve_thread() {
+    std::uint64_t live = live_threads_.load(std::memory_order_relaxed);
+    while (live < config_.max_live_threads) {
+      if (live_threads_.compare_exchange_weak(live, live + 1, std::memory_order_relaxed)) return true;
+    }
+    return false;
+  }
+
+  std::runtime_error limit_error() const {
+    const std::string n = std::to_string(config_.max_live_threads);
+    return std::runtime_error("os-threads: " + n + " live threads reached (--max-live-threads " + n +
+                              "); raise it or use a smaller workload (e.g. --cutoff)");
+  }
+
   // Starts a thread running entry(&rec), counting it as a task and a live thread. Throws
   // std::runtime_error past max-live-threads or when the kernel refuses the thread.
   void start(ThreadRecord& rec, void* (*entry)(void*)) {
-    const std::uint64_t live = live_threads_.fetch_add(1, std::memory_order_relaxed);
-    if (live >= config_.max_live_threads) {
-      live_threads_.fetch_sub(1, std::memory_order_relaxed);
-      const std::string n = std::to_string(config_.max_live_threads);
-      throw std::runtime_error("os-threads: " + n + " live threads reached (--max-live-threads " +
-                               n + "); raise it or use a smaller workload (e.g. --cutoff)");
-    }
+    if (!reserve_thread()) throw limit_error();
+    start_reserved(rec, entry);
+  }
+
+  // start() for a caller that has reserved the thread's slot (reserve_thread); gives the slot
+  // back when the kernel refuses the thread.
+  void start_reserved(ThreadRecord& rec, void* (*entry)(void*)) {
+    const std::uint64_t live = live_threads_.load(std::memory_order_relaxed) - 1;
     const std::int64_t running = running_.fetch_add(1, std::memory_order_relaxed) + 1;
     std::int64_t peak = peak_.load(std::memory_order_relaxed);
     while (running > peak &&
