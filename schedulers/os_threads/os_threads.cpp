@@ -56,8 +56,11 @@
 // sweeps the group's list (joins the threads that have finished) whenever it has doubled since
 // the last sweep. At the limit, the group's owner (the thread that started it) waits for the
 // group's oldest thread to finish before it starts another (a flat fan-out of 10^6 tasks runs,
-// at most max-live-threads at a time); a group member spawning into its own group, or a spawn()
-// for a handle, is refused.
+// at most max-live-threads at a time); an owner with no thread of its own left (a tree's inner
+// node whose siblings' subtrees hold every slot: skynet 10^4 is 11,111 tasks) waits for another
+// thread to be joined, and is refused only when none is for kLimitPatience (every live thread
+// waits: the limit is too low for the tree). A group member spawning into its own group, or a
+// spawn() for a handle, is refused at the limit.
 //
 // Exceptions: TaskWith::invoke_body stores a task's exception in its result slot or its group,
 // exactly as under the other schedulers, and the root's is rethrown by run_root. When spawn()
@@ -83,6 +86,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -207,7 +212,14 @@ class OsThreadsScheduler final : public Scheduler {
       // joined may itself be spawning into this group.
       const bool may_wait = pthread_equal(gt.owner, pthread_self()) != 0;
       while (!reserve_thread()) {
-        if (!may_wait || gt.records.empty()) throw limit_error();
+        if (!may_wait) throw limit_error();
+        if (gt.records.empty()) {
+          lock.unlock();
+          const bool joined = wait_for_a_join();
+          lock.lock();
+          if (!joined) throw limit_error();
+          continue;
+        }
         ThreadRecord* oldest = gt.records.front();
         gt.records.erase(gt.records.begin());
         lock.unlock();
@@ -329,6 +341,24 @@ class OsThreadsScheduler final : public Scheduler {
   void join_thread(ThreadRecord& rec) {
     if (int rc = pthread_join(rec.thread, nullptr); rc != 0) die("pthread_join", rc);
     live_threads_.fetch_sub(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(join_mutex_);
+      ++joins_;
+    }
+    join_cv_.notify_all();
+  }
+
+  // How long an owner at the limit with no thread of its own waits for any thread to be joined
+  // before it gives up: a second with no join anywhere means every live thread is waiting (for
+  // children that need a slot), not that the machine is slow (a join takes microseconds).
+  static constexpr std::chrono::seconds kLimitPatience{1};
+
+  // Waits until some thread is joined (a slot may be free). False after kLimitPatience without
+  // one.
+  bool wait_for_a_join() {
+    std::unique_lock lock(join_mutex_);
+    const std::uint64_t seen = joins_;
+    return join_cv_.wait_for(lock, kLimitPatience, [&] { return joins_ != seen; });
   }
 
   bool at_limit() const {
@@ -386,6 +416,9 @@ class OsThreadsScheduler final : public Scheduler {
   pthread_attr_t attr_;  // stack size, guard and CPUs (pin) of every task thread
 
   std::atomic<std::uint64_t> live_threads_{0};  // started, not yet joined (the limit)
+  std::mutex join_mutex_;                        // guards joins_
+  std::condition_variable join_cv_;              // notified at every join (wait_for_a_join)
+  std::uint64_t joins_ = 0;                      // threads joined so far
   std::atomic<std::int64_t> running_{0};        // started, body not finished (live tasks)
   std::atomic<std::int64_t> peak_{0};
   std::atomic<std::uint64_t> spawned_{0};

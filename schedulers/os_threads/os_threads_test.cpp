@@ -135,6 +135,33 @@ TEST(OsThreads, AGroupAtTheLimitWaitsForItsOwnTasks) {
   EXPECT_GT(c[Counter::suspensions], 0u) << "the spawner never had to wait: the test shows nothing";
 }
 
+// A tree wider than the limit: an inner node that reaches the limit before it has started any
+// child of its own has no thread of its own to wait for; it waits for any other thread to be
+// joined (its cousins' leaves finish and are joined by their parents). Ten groups of ten
+// sleeping leaves (111 tasks) under a limit of 30 complete.
+TEST(OsThreads, AnOwnerWithNoThreadOfItsOwnWaitsForAnotherToBeJoined) {
+  auto s = make(2, 30);
+  std::atomic<int> leaves{0};
+  s->run([&] {
+    WaitGroup inner_nodes;
+    for (int i = 0; i < 10; ++i) {
+      inner_nodes.go([&leaves] {
+        WaitGroup wg;
+        for (int j = 0; j < 10; ++j) {
+          wg.go([&leaves] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            leaves.fetch_add(1);
+          });
+        }
+        wg.wait();
+      });
+    }
+    inner_nodes.wait();
+  });
+  EXPECT_EQ(leaves.load(), 100);
+  EXPECT_LE(s->counters()[Counter::peak_live_tasks], 30u);
+}
+
 // Only the group's owner waits at the limit. A member spawning into its own group would find
 // itself (or a sibling that waits for it) among the threads to wait for, so it gets the error.
 TEST(OsThreads, AMemberSpawningIntoItsOwnGroupAtTheLimitIsRefused) {
