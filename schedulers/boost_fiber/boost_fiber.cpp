@@ -341,6 +341,10 @@ class ChargedStacks {
 
   std::uint64_t mapped() const { return stacks_.guarded() + stacks_.unguarded(); }
   std::size_t stack_size() const noexcept { return stacks_.stack_size(); }
+#if defined(__SANITIZE_ADDRESS__)
+  // StackAllocator::unpoison_below: the dead frames below `below` on the current fiber's stack.
+  void unpoison_below(const void* below) const noexcept { stacks_.unpoison_below(below); }
+#endif
 
  private:
   // What a fiber is charged: the two pages its stack commits (the task record is charged as
