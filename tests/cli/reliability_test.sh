@@ -247,8 +247,13 @@ expect_failed "R13 memory budget" "central fib.*memory budget of 8 MiB.*[0-9]+ l
   R13.csv -- "$SCHEDLAB" run --scheduler central "${fib[@]}" "${one[@]}" --n 22 --memory-budget 8M --out R13.csv
 # R13b: Boost.Fiber's fibers are charged too (boost-fiber-shared holds every finished fiber's stack
 # until its queue runs dry); skynet 10^4 holds ~90 MB of them.
+# Not under ASan: the refusal is an exception thrown on a Boost.Fiber stack, and ASan, told of no
+# switch to it (Debian's Boost.Context has no sanitizer annotations), gives up on clearing the
+# frames each throw and landing pad unwinds, then reports its own frames laid over them.
 for bf in boost-fiber boost-fiber-shared; do
-  if in_build "$bf"; then
+  if sanitized; then
+    skip "R13b $bf: an exception across a Boost.Fiber stack is beyond ASan without switch annotations"
+  elif in_build "$bf"; then
     expect_failed "R13b $bf memory budget" "$bf skynet.*threads=1: memory budget of 8 MiB \(--memory-budget\) reached: [0-9]+ live fibers.*--memory-budget" \
       "R13b-$bf.csv" -- "$SCHEDLAB" run --scheduler "$bf" --workload skynet --leaves 10000 --warmup 0 "${one[@]}" --memory-budget 8M --out "R13b-$bf.csv"
   else
