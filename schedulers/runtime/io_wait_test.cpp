@@ -62,6 +62,7 @@ TEST(IoWait, AParkedTaskRunsWhenDataArrivesExactlyOnce) {
     for (unsigned threads : {1u, 2u}) {
       SCOPED_TRACE(d.name + " x" + std::to_string(threads));
       auto s = d.make(workers(threads));
+      std::uint64_t poller_wakeups = 0;
       for (int rep = 0; rep < 3; ++rep) {
         Pair pair;
         std::atomic<int> reader_runs{0};
@@ -91,9 +92,15 @@ TEST(IoWait, AParkedTaskRunsWhenDataArrivesExactlyOnce) {
         EXPECT_EQ(r.error, 0);
         EXPECT_EQ(got, 'z');
         EXPECT_EQ(reader_runs.load(), 1);
-        EXPECT_EQ(delta[Counter::netpoll_readied], 1u) << "one edge, one wake-up";
+        // One edge, at most one wake-up. None when the edge landed between the reader counting
+        // itself in as a waiter (what until_parked sees) and publishing itself on the socket:
+        // the poller then leaves the edge on the socket, and the reader takes it without
+        // parking, as Go's netpollblock does (seen under TSan at 2 workers).
+        EXPECT_LE(delta[Counter::netpoll_readied], 1u) << "one edge, one wake-up";
+        poller_wakeups += delta[Counter::netpoll_readied];
         EXPECT_EQ(delta[Counter::tasks_executed], 3u) << "the root, the reader and the writer, once each";
       }
+      EXPECT_GE(poller_wakeups, 1u) << "in three waits the poller never woke the parked reader";
     }
   }
 }
