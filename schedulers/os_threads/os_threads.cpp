@@ -211,6 +211,7 @@ class OsThreadsScheduler final : public Scheduler {
       // (CI: ten groups of 10^4 tasks at 2 threads). The join is not under the lock: the thread
       // joined may itself be spawning into this group.
       const bool may_wait = pthread_equal(gt.owner, pthread_self()) != 0;
+      gt.records.reserve(gt.records.size() + 1);  // before the slot: nothing throws once it is ours
       while (!reserve_thread()) {
         if (!may_wait) throw limit_error();
         if (gt.records.empty()) {
@@ -229,14 +230,8 @@ class OsThreadsScheduler final : public Scheduler {
         delete oldest;
         lock.lock();
       }
-      try {
-        gt.records.reserve(gt.records.size() + 1);
-      } catch (...) {
-        live_threads_.fetch_sub(1, std::memory_order_relaxed);
-        throw;
-      }
       start_reserved(*rec, &task_main);
-      gt.records.push_back(rec);  // cannot throw: reserved
+      gt.records.push_back(rec);  // cannot throw: reserved above (erasing keeps the capacity)
     } catch (...) {
       delete rec;
       // api.hpp frees nothing when spawn throws (see the top of this file).
