@@ -86,16 +86,16 @@ class SkippingPolicy final : public Policy {
 
  private:
   void push(Task& t, Worker* from) {
+    if constexpr (kSkip == Skip::root_push) {
+      if (from != nullptr) from->stats.add(Counter::global_pushes);  // the omission: the root's
+    } else {
+      count_push(from, Counter::global_pushes);
+    }
     bool sleeper;
     {
       std::lock_guard lock(mutex_);
       queue_.push_back(&t);
       sleeper = sleepers_ > 0;
-    }
-    if constexpr (kSkip == Skip::root_push) {
-      if (from != nullptr) from->stats.add(Counter::global_pushes);  // the omission: the root's
-    } else {
-      count_push(from, Counter::global_pushes);
     }
     if (sleeper) wake(from, [this] { wakeup_.notify_one(); });
   }

@@ -67,6 +67,7 @@ class CentralPolicy final : public Policy {
 
  private:
   void push(Task& t, Worker* from) {
+    count_push(from, Counter::global_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(mutex_);
@@ -77,7 +78,6 @@ class CentralPolicy final : public Policy {
       }
       sleeper = sleepers_ > 0;
     }
-    count_push(from, Counter::global_pushes);
     if (sleeper) wake(from, [this] { wakeup_.notify_one(); });
   }
 

@@ -99,6 +99,7 @@ class FairPolicy final : public Policy {
   };
 
   void push(Processor& p, Task& t, Worker* from) {
+    count_push(from, Counter::local_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(p.mutex);
@@ -109,7 +110,6 @@ class FairPolicy final : public Policy {
       }
       sleeper = p.sleeping;
     }
-    count_push(from, Counter::local_pushes);
     if (sleeper) wake(from, [&p] { p.wakeup.notify_one(); });
   }
 

@@ -112,13 +112,13 @@ class RandomPushPolicy final : public Policy {
   }
 
   void push(Queue& q, Task& t, Worker* from) {
+    count_push(from, Counter::local_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(q.mutex);
       q.tasks.push_front(&t);
       sleeper = q.sleeping;
     }
-    count_push(from, Counter::local_pushes);
     if (sleeper) wake(from, [&q] { q.wakeup.notify_one(); });
   }
 

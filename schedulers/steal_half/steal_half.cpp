@@ -535,12 +535,12 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   }
 
   void push_global(Task& t, Worker* from) {
+    count_push(from, Counter::global_pushes);  // before the push (Policy::count_push)
     {
       std::lock_guard lock(sched_mutex_);
       global_.push_back(t);
       global_size_.fetch_add(1, std::memory_order_seq_cst);
     }
-    count_push(from, Counter::global_pushes);
   }
 
   // After a push a thief can see (Go calls wakep from newproc and ready). Nobody is woken if
