@@ -85,7 +85,9 @@ TEST_P(EveryWorkload, ComputesTheExactResultRunningEveryTaskOnce) {
           const CounterSet delta = sched->counters() - before;
           EXPECT_EQ(work->check(), "");
           const std::optional<std::uint64_t> tasks = work->tasks_of_last_run();
-          if (tasks && delta.has(Counter::tasks_executed)) EXPECT_EQ(delta[Counter::tasks_executed], *tasks + 1);
+          if (tasks && delta.has(Counter::tasks_executed)) {
+            EXPECT_EQ(delta[Counter::tasks_executed], *tasks + 1);
+          }
         }
         if (auto* runtime = dynamic_cast<FiberRuntime*>(sched.get())) {
           EXPECT_EQ(policy_counter_problems(runtime->counters()), "");

@@ -195,8 +195,7 @@ TEST(StealHalfNetpoll, TheMonitorPollsWhileEveryPRunsOtherTasks) {
     while (!read.load() && Clock::now() < deadline) {
       WaitGroup batch;
       for (int i = 0; i < 100; ++i) batch.go([] {
-          for (volatile int k = 0; k < 1000; k = k + 1) {
-          }
+          for (int k = 0; k < 1000; ++k) asm volatile("" ::: "memory");  // work the compiler keeps
         });
       batch.wait();
       // Once the reader parked (the stream's first batches ran first under LIFO), send its byte.
