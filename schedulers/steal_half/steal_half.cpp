@@ -138,10 +138,10 @@
 //   - The system monitor retakes Ps from calls and polls the network (netpoll): Go's also
 //     preempts tasks running longer than 10 ms and forces garbage collections. So it sleeps
 //     deeply when no P is in a call and no task waits on a socket (once backed off), where Go's
-//     sleeps deeply only when every P is idle; and after a thread's call woke it, it backs off at
-//     once if the calls end before it has retaken anything, where Go's bets 50 rounds of 20 µs on
-//     them (sysmon.hpp says why: a round costs ~10-15 µs of CPU on a VM, and steal-half's monitor
-//     is woken at the start of nearly every repetition). Go's syscalltick advances when a call
+//     sleeps deeply only when every P is idle; and after a thread's call woke it, it returns at
+//     once to its 10 ms rounds if the calls end before it has retaken anything, where Go's bets
+//     50 rounds of 20 µs on them (sysmon.hpp says why: a round costs ~10-15 µs of CPU on a VM,
+//     and steal-half's monitor is woken at the start of nearly every repetition). Go's syscalltick advances when a call
 //     ends (exitsyscall) and when its P is retaken; here it advances when a call starts: either
 //     way each call has its own number, which is all retake compares.
 //   - No timers, no GC, no preemption: schedlab has none of them. Without

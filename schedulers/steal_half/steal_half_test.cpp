@@ -400,5 +400,28 @@ TEST(StealHalfSyscalls, RunsWithoutCallsNeverWakeTheMonitor) {
   EXPECT_EQ(k[Counter::retakes], 0u);
 }
 
+// Calls that end before the monitor's first round (warm reads) send it straight back to its
+// longest rounds, where Go's monitor stays while a program runs; it does not double its way up
+// from 20 µs, a round at a time. With the longest round an hour, the 200 calls below, 200 µs
+// apart (~40 ms), see one round, or a few if rounds catch calls in flight; a backoff doubling
+// from 20 µs would run about ten.
+TEST(StealHalfSyscalls, CallsThatEndUnseenSendTheMonitorBackToItsLongestRounds) {
+  StealHalfConfig c;
+  c.sysmon.max_sleep_us = 3'600'000'000u;
+  auto s = make_steal_half(one_p(), c);
+  s->run([] {
+    for (int i = 0; i < 200; ++i) {
+      blocking([] {});
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+  });
+  const CounterSet k = s->counters();
+  EXPECT_GE(k[Counter::sysmon_wakeups], 1u) << "the first call woke the monitor";
+  EXPECT_LE(k[Counter::sysmon_wakeups], 3u);
+  EXPECT_EQ(k[Counter::retakes], 0u);
+}
+
 }  // namespace
 }  // namespace schedlab

@@ -90,16 +90,20 @@ void SystemMonitor::loop() {
     unsigned in_call = 0;
     bool net = false;
     const bool retook = tick(now_ns(), &in_call, &net);
+    const bool backed_off = !retook && sleep_us >= timing_.max_sleep_us;
     if (retook) {
       idle = 0;
       on_trial = false;
     } else if (on_trial && in_call == 0) {
-      idle = timing_.idle_rounds + 1;  // the calls that woke it ended unseen: back off now
+      // The calls that woke it ended unseen: back to the 10 ms rounds it slept before its deep
+      // sleep (Go's monitor stays at them while the program runs), and one such round before
+      // it sleeps deeply again (sysmon.hpp).
+      idle = timing_.idle_rounds + 1;
+      sleep_us = timing_.max_sleep_us;
       on_trial = false;
     } else {
       ++idle;
     }
-    const bool backed_off = !retook && sleep_us >= timing_.max_sleep_us;
     how = in_call == 0 && !net && backed_off ? sleep_deeply() : Sleep::timed_out;
   }
   // The CPU time it used, for cpu_ns() after the join (stop() holds the mutex while joining).

@@ -21,13 +21,18 @@
 //   - woken so, it starts again at 20 µs, as Go does (Go resets its backoff "as a bet that since
 //     it had retaken a P from a syscall before, it may need to do it again shortly"), but holds
 //     to the bet only until a round finds no P in a call before it has retaken one: the calls
-//     that woke it ended unseen, and it backs off at once. Go's monitor is woken that way
-//     rarely; schedlab's at the start of nearly every repetition of a benchmark. A round costs
-//     ~10-15 µs of CPU on a VM (a timed sleep is two exits to the hypervisor: docs/platform.md),
-//     so fifty rounds per repetition of warm reads, whose calls take a few µs, would cost a few
-//     percent at 2 threads, where the monitor's CPU is taken from the workers. Calls that last
-//     are seen on trial all the same (they span rounds), and each retake grants Go's full 50
-//     rounds again.
+//     that woke it ended unseen, and it goes back at once to the 10 ms rounds it slept before its
+//     deep sleep, where Go's monitor stays while the program runs; it sleeps deeply again only
+//     after one such round that finds no call. Go's monitor is woken that way rarely; schedlab's
+//     at the start of nearly every repetition of a benchmark. A round costs ~10-15 µs of CPU on
+//     a VM (a timed sleep is two exits to the hypervisor: docs/platform.md), and a worker's
+//     repetition grew by about as much though the monitor ran on the other CPU (with the monitor
+//     never woken, warm reads under lazy took the time of --handoff off). Fifty rounds per
+//     repetition of warm reads would cost a few percent, and so did the six of a backoff
+//     doubling from 20 µs (quick preset, warm iomix at 1 thread: 1.04× [1.02, 1.06] the time of
+//     --handoff off; 1 round and 1.02× [1.01, 1.02] with the 10 ms return). Calls that last are seen on trial all the same (they span rounds), and each
+//     retake grants Go's full 50 rounds again; a long call that starts after a failed trial
+//     waits for a 10 ms round, as under Go's backed-off monitor.
 // The kernel decides how long a 20 µs sleep lasts: with Linux's default timer slack of 50 µs it
 // lasted 34-120 µs (fastest to average) on the project's loaded VM (docs/platform.md), as Go's
 // own usleep(20) does there; the monitor keeps that slack, as Go's does. sysmon_wakeups and
