@@ -240,7 +240,7 @@ int cmd_run(RunRequest request, const std::string& out, const std::string& prese
 struct RunOptions {
   std::string schedulers, workloads, out, preset, filter;
   std::string threads = std::to_string(RunPart{}.threads.at(0));
-  unsigned reps = RunRequest{}.reps, warmup = RunRequest{}.warmup;
+  unsigned reps = RunRequest{}.reps, warmup = RunRequest{}.warmup, replace_flagged = RunRequest{}.replace_flagged;
   std::string counters = RunRequest{}.counters;
   std::string sim_l1, sim_ll;
   bool require_counters = RunRequest{}.require_counters;
@@ -254,6 +254,7 @@ struct RunOptions {
   std::map<std::string, std::string> params;  // --NAME for every scheduler/workload parameter
   CLI::Option* reps_opt = nullptr;
   CLI::Option* warmup_opt = nullptr;
+  CLI::Option* replace_flagged_opt = nullptr;
 };
 
 // The registry's default of parameter `name`: "27" when every scheduler and workload declaring it
@@ -296,6 +297,13 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                    ->capture_default_str();
   o.warmup_opt = run->add_option("--warmup", o.warmup, "Untimed runs before the repetitions (a preset sets its own)")
                      ->capture_default_str();
+  o.replace_flagged_opt =
+      run->add_option("--replace-flagged", o.replace_flagged,
+                      "At most this many extra repetitions per block, run after the others, to replace the "
+                      "block's repetitions flagged slow_cpu or noisy, which the claims leave out (a preset sets "
+                      "its own)")
+          ->capture_default_str()
+          ->check(CLI::Range(0u, 1000u));
   run->add_option("--filter", o.filter,
                   "Only the cases whose name matches this regular expression (as --benchmark_filter; names as "
                   "--dry-run prints them); also with --preset");
@@ -350,6 +358,7 @@ RunRequest preset_request(const RunOptions& o, const CLI::App& run, const std::s
   RunRequest request = load_preset(presets_file, o.preset);
   if (o.reps_opt->count() != 0) request.reps = o.reps;
   if (o.warmup_opt->count() != 0) request.warmup = o.warmup;
+  if (o.replace_flagged_opt->count() != 0) request.replace_flagged = o.replace_flagged;
   return request;
 }
 
@@ -368,6 +377,7 @@ RunRequest selection_request(const RunOptions& o) {
   request.parts.push_back(std::move(part));
   request.reps = o.reps;
   request.warmup = o.warmup;
+  request.replace_flagged = o.replace_flagged;
   return request;
 }
 
@@ -510,6 +520,7 @@ int main_impl(int argc, char** argv) {
 // group is killed (it would run on, orphaned), a row being written is let finish and no other
 // begins (the lock is kept: the exit cannot cut a row), and the sidecar is marked interrupted.
 [[noreturn]] void stop_now() {
+  g_stopping_now.store(true);  // before the kill: the repetition it fails reads this
   kill_go_reference();
   (void)row_write_lock().try_lock_for(std::chrono::seconds(2));  // a write stuck longer is given up on
   write_interrupted_last_words();

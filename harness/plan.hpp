@@ -39,6 +39,9 @@ struct RunRequest {
   std::vector<RunPart> parts;  // the CLI makes one; a preset may list several
   unsigned reps = 5;
   unsigned warmup = 1;  // untimed runs before the repetitions (pools filled, caches warm)
+  // --replace-flagged: at most this many extra repetitions per block, run after the others to
+  // replace the block's repetitions flagged slow_cpu or noisy (runner.cpp, Group::run).
+  unsigned replace_flagged = 0;
   std::string out_path;  // the CSV; its sidecar is derived from it
   std::string preset;    // the preset this request came from, or empty
   std::vector<std::string> command_line;

@@ -136,7 +136,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   }
   const json& p = all[name];
   const std::string where = "preset '" + name + "'";
-  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "runs"}, where);
+  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "replace_flagged", "runs"}, where);
   if (!p.contains("runs") || !p["runs"].is_array() || p["runs"].empty()) {
     throw ParamError(where + ": needs a non-empty list 'runs'");
   }
@@ -144,6 +144,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   r.preset = name;
   if (p.contains("reps")) r.reps = count(p["reps"], where + ": reps");
   if (p.contains("warmup")) r.warmup = count(p["warmup"], where + ": warmup");
+  if (p.contains("replace_flagged")) r.replace_flagged = count(p["replace_flagged"], where + ": replace_flagged");
   std::set<std::string> skipped;
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];

@@ -46,7 +46,10 @@ void identification(std::vector<Column>& s) {
                [](const RowContext& r) { return r.c.workload->name; }});
   s.push_back({"threads", T::integer, "threads", "id", "worker threads (Go's GOMAXPROCS)", kNeverEmpty,
                [](const RowContext& r) { return std::to_string(r.c.threads); }});
-  s.push_back({"rep", T::integer, "", "id", "repetition, from 0", kNeverEmpty,
+  s.push_back({"rep", T::integer, "", "id",
+               "repetition, from 0; from `--reps` on, the extra repetitions that replaced flagged ones "
+               "(`--replace-flagged`)",
+               kNeverEmpty,
                [](const RowContext& r) { return std::to_string(r.rep); }});
   s.push_back({"block_index", T::integer, "", "id",
                "the block, from 0: the cases of one workload configuration; repetition i of every configuration "

@@ -30,6 +30,7 @@
 namespace schedlab {
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<bool> g_stopping_now{false};
 
 namespace {
 
@@ -47,6 +48,13 @@ constexpr char kInterleaving[] =
     "one repetition. `split` lists the parts whose configurations the thread or memory budget split into "
     "groups run one after another (by block_index)";
 
+// The sidecar's word on replacement repetitions.
+constexpr char kReplacementRule[] =
+    "a block repetition flagged slow_cpu or noisy is left out of the claims; after the run's repetitions of a "
+    "part, each block with such repetitions is measured again, one extra repetition per flagged one (those "
+    "flagged in turn included), at most max_per_block extra per block, in rounds interleaved and shuffled like "
+    "the others (rep = reps, reps + 1, ...); `blocks` gives the extra repetitions per block_index";
+
 class ProgressLine {
  public:
   ProgressLine(bool enabled, std::size_t total) : enabled_(enabled), total_(total) {}
@@ -55,7 +63,11 @@ class ProgressLine {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     char eta[32] = "?";
-    if (done > 0) std::snprintf(eta, sizeof eta, "%.0fs", elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
+    if (done >= total_) {
+      std::snprintf(eta, sizeof eta, "replacing flagged repetitions");
+    } else if (done > 0) {
+      std::snprintf(eta, sizeof eta, "%.0fs", elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
+    }
     std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %s", done + 1, total_,
                  what.c_str(), elapsed, eta);
     std::fflush(stderr);
@@ -95,6 +107,7 @@ struct RunState {
   std::vector<CaseResult> results;
   std::mt19937_64 order;      // shuffles each repetition's blocks and cases (request.order_seed)
   nlohmann::json grouped = nlohmann::json::array();  // the parts a budget split, for the sidecar
+  nlohmann::json replaced = nlohmann::json::object();  // extra repetitions per block_index, for the sidecar
   BuildServers servers;  // an A/B run's, by Case::build
 };
 
@@ -117,6 +130,8 @@ struct Block {
   bool prepared = false;
   std::vector<LiveCase> cases;
   std::uint64_t input_bytes = 0;  // resident memory its prepare() took
+  unsigned flagged = 0;   // its repetitions flagged slow_cpu or noisy so far
+  unsigned replaced = 0;  // extra repetitions run to replace them
 };
 
 // Worker threads a case's subject keeps alive (the go-runtime program's are another process's).
@@ -234,6 +249,25 @@ class Group {
         if (!repetition(*blocks[i], orders[i], rep)) return false;
       }
     }
+    // Replacements (kReplacementRule): a slow phase of the machine costs the blocks it fell on
+    // repetitions, which the claims leave out, so their intervals widen and a verdict can turn
+    // inconclusive where a quiet run's held. Each flagged repetition earns its block one more,
+    // in rounds over the blocks still short, until none is or each has had its maximum.
+    for (unsigned extra = 0; extra < run_.request.replace_flagged; ++extra) {
+      std::vector<std::size_t> short_blocks;
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        if (blocks[i]->flagged > blocks[i]->replaced) short_blocks.push_back(i);
+      }
+      if (short_blocks.empty()) break;
+      std::shuffle(short_blocks.begin(), short_blocks.end(), run_.order);
+      for (std::size_t i : short_blocks) {
+        std::shuffle(orders[i].begin(), orders[i].end(), run_.order);
+        build_if_all_fit();
+        if (!repetition(*blocks[i], orders[i], run_.request.reps + extra)) return false;
+        ++blocks[i]->replaced;
+        run_.replaced[std::to_string(blocks[i]->index)] = blocks[i]->replaced;
+      }
+    }
     return true;
   }
 
@@ -306,6 +340,11 @@ class BlockRepetition {
     }
   }
 
+  // Whether the repetition is flagged slow_cpu or noisy (the claims leave it out); after write().
+  bool flagged() const {
+    return load_ && (load_->slow_cpu.value_or(false) || load_->noisy.value_or(false));
+  }
+
   void measure(LiveCase& l, Subject& subject) {
     measured_.emplace_back(&l, subject.measure(*l.workload, /*traced=*/rep_ == 0));
     ++run_.done;
@@ -371,11 +410,12 @@ bool Group::repetition(Block& b, const std::vector<LiveCase*>& order, unsigned r
   for (LiveCase* l : order) {
     if (g_stop_requested.load()) return false;
     const Case& c = *l->c;
-    run_.progress.update(run_.done, c.label() + " rep " + std::to_string(rep + 1) + "/" +
-                                        std::to_string(run_.request.reps));
+    run_.progress.update(run_.done, c.label() + (rep < run_.request.reps ? " rep " : " replacement rep ") +
+                                        std::to_string(rep + 1) + "/" + std::to_string(run_.request.reps));
     repetition.measure(*l, live_subject(*l));
   }
   repetition.write();
+  if (repetition.flagged()) ++b.flagged;
   return true;
 }
 
@@ -493,12 +533,21 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   try {
     outcome.status = run_blocks(cases, run);
   } catch (const std::exception& e) {
-    outcome.status = RunStatus::failed;
-    outcome.error = e.what();
+    // After a second interrupt the go-runtime program is killed under the repetition waiting
+    // for it, which then fails; whichever of this thread and the watcher writes the sidecar
+    // last, it must say interrupted.
+    if (g_stopping_now.load()) {
+      outcome.status = RunStatus::interrupted;
+    } else {
+      outcome.status = RunStatus::failed;
+      outcome.error = e.what();
+    }
   }
   outcome.results = std::move(run.results);
   outcome.rows = out.csv().rows();
   out.sidecar().record("interleaving", {{"rule", kInterleaving}, {"split", run.grouped}});
+  out.sidecar().record("replacements",
+                       {{"rule", kReplacementRule}, {"max_per_block", r.replace_flagged}, {"blocks", run.replaced}});
   out.sidecar().record("speed_probe", probe.summary());
   if (!run.servers.empty()) {
     nlohmann::json builds = nlohmann::json::object();

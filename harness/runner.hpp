@@ -46,6 +46,10 @@ struct RunOutcome {
 
 // Set by the signal watcher: finish the repetition in progress, then stop.
 extern std::atomic<bool> g_stop_requested;
+// Set by the signal watcher on a second stop request, before it kills the go-runtime program and
+// ends the process: a repetition that fails from then on failed because of the kill, and the run
+// is interrupted, not failed.
+extern std::atomic<bool> g_stopping_now;
 
 class ChromeTrace;
 class CsvWriter;

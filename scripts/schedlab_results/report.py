@@ -208,6 +208,20 @@ def _flagged(results):
     return rows.assign(_f=flagged(rows))
 
 
+def _replacements(results):
+    """What the runs' sidecars say of the extra repetitions that replaced flagged ones."""
+    said = [f.meta["replacements"] for f in results.files if isinstance(f.meta.get("replacements"), dict)]
+    if not said:
+        return ""
+    extra = sum(int(n) for r in said for n in r.get("blocks", {}).values())
+    blocks = sum(len(r.get("blocks", {})) for r in said)
+    allowed = sorted({r.get("max_per_block", 0) for r in said})
+    if allowed == [0]:
+        return " No repetition was replaced (--replace-flagged 0)."
+    return (f" The run measured {extra} extra repetitions of {blocks} blocks to replace them "
+            f"(at most {'/'.join(map(str, allowed))} per block: --replace-flagged).")
+
+
 def flagged_blocks(results):
     """The flagged block repetitions, each named (its configuration, block and repetition) with
     why: another process took CPU time, or the speed probe found a CPU running slow."""
@@ -218,7 +232,7 @@ def flagged_blocks(results):
     named = flagged_block_list(rows)
     text = (f"Flagged block repetitions (left out of the claims: other processes used more than "
             f"the share the `noisy` column states, or a CPU ran slower than the share `slow_cpu` "
-            f"states): {len(named)} of {total}.")
+            f"states): {len(named)} of {total}.{_replacements(results)}")
     if not named:
         return [doc.Paragraph(text)]
     several = len(results.files) > 1

@@ -122,6 +122,41 @@ meta = json.load(open(work + "/inter.meta.json"))
 probe = meta["speed_probe"]
 assert probe["block_repetitions"] == 9 and probe["cost_ns_per_block_repetition"] > 0, probe
 assert meta["interleaving"]["split"] == [], meta["interleaving"]
+assert meta["replacements"]["max_per_block"] == 0 and meta["replacements"]["blocks"] == {}, meta["replacements"]
+PYEOF
+# Replacements: with a busy loop per CPU competing (other processes' CPU time flags a repetition
+# `noisy`), each block earns one extra repetition per flagged one, up to --replace-flagged; the
+# rounds stop when a block's flagged repetitions are all replaced or it had its maximum. Each
+# repetition of a block lasts ~0.1 s, long enough for /proc/stat's 10 ms ticks to see the loop.
+busy=()
+for _ in $(seq "$(nproc)"); do
+  ( while :; do :; done ) &
+  busy+=($!)
+done
+"$SCHEDLAB" run --scheduler steal-half --workload loops --tasks 4 --iters 25000000,25000001 --reps 3 --warmup 0 \
+  --replace-flagged 2 --out "$WORK/replace.csv" >/dev/null 2>&1 || fail "replacement run failed"
+kill "${busy[@]}"
+wait "${busy[@]}" 2>/dev/null
+$PY - "$WORK" <<'PYEOF' || fail "replacement run: extra repetitions"
+import csv, json, sys
+work = sys.argv[1]
+rows = list(csv.DictReader(open(work + "/replace.csv")))
+meta = json.load(open(work + "/replace.meta.json"))["replacements"]
+assert meta["max_per_block"] == 2, meta
+blocks = {r["block_index"] for r in rows}
+assert len(blocks) == 2, blocks
+extras = {}
+for b in blocks:
+    mine = [r for r in rows if r["block_index"] == b]
+    reps = sorted(int(r["rep"]) for r in mine)
+    extra = len(reps) - 3
+    assert reps == list(range(3 + extra)), f"block {b}: repetitions {reps}"
+    flagged = sum(r["noisy"] == "1" or r["slow_cpu"] == "1" for r in mine)
+    assert extra == 2 or extra == flagged, f"block {b}: {extra} extra for {flagged} flagged"
+    assert extra <= 2 and (extra == 0 or flagged > 0), (b, extra, flagged)
+    extras[b] = extra
+assert {b: n for b, n in extras.items() if n} == {b: n for b, n in meta["blocks"].items()}, (extras, meta)
+assert any(extras.values()), f"a busy loop on every CPU flagged no repetition: {extras}"
 PYEOF
 # A part whose configurations would hold more than 256 worker threads together is split into
 # groups that fit, and the sidecar says so.

@@ -3,10 +3,10 @@ claim part the preset exists for is judged (its verdict is not "not measured"), 
 floor is found. A preset whose rows its own claims cannot select (the locality preset once
 pinned every case, and every part came out "not measured") fails here.
 
-The presets are harness/presets.json with every size shrunk (shrink()) and 2 repetitions, so
-the verdicts themselves mean nothing: this is about which rows reach which part. For the same
-reason the flags a busy machine sets (`noisy`, `slow_cpu`) are cleared before plotting: on a
-shared CI machine they would leave out whole configurations. Needs the schedlab binary in
+The presets are harness/presets.json with every size shrunk (shrink()) and 2 repetitions (none
+replacing flagged ones), so the verdicts themselves mean nothing: this is about which rows reach
+which part. For the same reason the flags a busy machine sets (`noisy`, `slow_cpu`) are cleared
+before plotting: on a shared CI machine they would leave out whole configurations. Needs the schedlab binary in
 $SCHEDLAB (tests/scripts/CMakeLists.txt passes it); skipped without it.
 """
 import csv
@@ -142,7 +142,8 @@ class EveryPresetJudgesWhatItExistsFor(unittest.TestCase):
         out = self.tmp / preset
         csv_path = self.tmp / f"{preset}.csv"
         run = subprocess.run([SCHEDLAB, "--presets-file", str(self.tmp / "presets.json"), "run", "--preset",
-                              preset, "--reps", "2", "--warmup", "0", "--out", str(csv_path)],
+                              preset, "--reps", "2", "--warmup", "0", "--replace-flagged", "0",
+                              "--out", str(csv_path)],
                              capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stderr[-2000:])
         quiet_copy(csv_path, self.tmp / f"{preset}-quiet.csv")
