@@ -34,12 +34,11 @@ def cases(results, metric):
     left out as flagged."""
     rows = native(results.rows)
     rows = rows[rows["build"].isin(BUILDS)]
-    rows = rows.assign(_f=flagged(rows))  # over the whole run: a block's neighbours count (load.py)
     out = []
     for key, group in rows.groupby(KEY, sort=False):
         b_over_a, a2_over_a, left_out = [], [], 0
         for _, block in group.groupby(block_key(group), sort=True):
-            if block["_f"].any():
+            if flagged(block).any():
                 left_out += 1
                 continue
             value = {b: block.loc[block["build"] == b, metric] for b in BUILDS}

@@ -121,48 +121,14 @@ FLAGS = {"noisy": "other processes took CPU time", "slow_cpu": "a CPU ran slow (
 
 def flagged(rows):
     """Mask of the repetitions the machine may have disturbed: another process took CPU time
-    (`noisy`), a CPU ran slow (`slow_cpu`), or the block repetition ran right before or after
-    one so flagged (beside_flagged). A simulated row never is: its counts are the simulator's,
-    which the machine's load and speed cannot change. CSVs without a column have none of its
-    flags."""
+    (`noisy`) or a CPU ran slow (`slow_cpu`). A simulated row never is: its counts are the
+    simulator's, which the machine's load and speed cannot change. CSVs without a column have
+    none of its flags."""
     mask = pd.Series(False, index=rows.index)
     for column in FLAGS:
         if column in rows:
             mask |= rows[column].fillna(0).astype(float) > 0
-    mask &= ~simulated(rows)
-    return mask | beside_flagged(rows, mask)
-
-
-# Why the neighbours of a flagged block repetition are left out too: a slow phase lasts seconds,
-# and the flags see it a block repetition at a time, through /proc/stat's 10 ms ticks and a probe
-# the kernel lets run ahead of a co-tenant. The block repetition in which a phase begins or ends
-# has only part of it, often too little to be flagged, yet that part can fall on one of its
-# variants. Measured in scripts/cotenant's disturbed quick runs: after seven flagged block
-# repetitions of loops heavy-tail in a row, the next one, unflagged (no other CPU time seen),
-# ran one variant at half speed (a paired ratio of 0.50 where the others were 0.92-1.03), enough
-# to leave "half is not slower than one" inconclusive where the quiet run held it.
-BESIDE = "ran right before or after a flagged block repetition (a slow phase's edge)"
-
-
-def beside_flagged(rows, mask):
-    """Mask of the rows of the block repetitions run right before or right after, in the same
-    run, one with a row in `mask` and none of their own in it; the order is the rows'
-    `started_unix_s`. Empty for CSVs without that column."""
-    none = pd.Series(False, index=rows.index)
-    if "started_unix_s" not in rows or not mask.any():
-        return none
-    key = block_key(rows)
-    blocks = (rows[key].assign(_m=mask.to_numpy(), _t=rows["started_unix_s"].to_numpy())
-              .groupby(key, sort=False, dropna=False).agg(_m=("_m", "max"), _t=("_t", "min"))
-              .reset_index().sort_values(["source", "run_id", "_t"]))
-    run = blocks.groupby(["source", "run_id"], sort=False)["_m"]
-    before = run.shift(-1).fillna(False).astype(bool)  # the next block repetition is flagged
-    after = run.shift(1).fillna(False).astype(bool)    # the previous one is
-    edges = blocks.loc[(before | after) & ~blocks["_m"].astype(bool), key]
-    if edges.empty:
-        return none
-    hit = rows[key].merge(edges.assign(_e=True), on=key, how="left")["_e"].fillna(False).astype(bool)
-    return pd.Series(hit.to_numpy(), index=rows.index) & ~simulated(rows)
+    return mask & ~simulated(rows)
 
 
 # What identifies a block repetition: the cases of one configuration measured back to back. CSVs
@@ -190,8 +156,6 @@ def flagged_block_list(rows):
         if float(first.get("slow_cpu", 0) or 0) > 0:
             why.append(f"slow CPU: slowest {first.get('probe_slowest', math.nan):.2f}x its median, "
                        f"CPUs {first.get('probe_spread', math.nan):.2f}x apart")
-        if not why:
-            why.append(BESIDE)
         out.append({"source": first["source"], "run_id": first["run_id"],
                     "block_index": int(first["block_index"]) if "block_index" in block else None,
                     "rep": int(first["rep"]), "workload": first["workload"],

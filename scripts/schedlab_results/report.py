@@ -231,9 +231,8 @@ def flagged_blocks(results):
     total = rows.groupby(block_key(rows)).ngroups
     named = flagged_block_list(rows)
     text = (f"Flagged block repetitions (left out of the claims: other processes used more than "
-            f"the share the `noisy` column states, a CPU ran slower than the share `slow_cpu` "
-            f"states, or the repetition ran right before or after one so flagged, at a slow "
-            f"phase's edge): {len(named)} of {total}.{_replacements(results)}")
+            f"the share the `noisy` column states, or a CPU ran slower than the share `slow_cpu` "
+            f"states): {len(named)} of {total}.{_replacements(results)}")
     if not named:
         return [doc.Paragraph(text)]
     several = len(results.files) > 1

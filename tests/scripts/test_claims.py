@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab_results import claims, report
-from schedlab_results.load import BESIDE, Results, RunFile, _variant_labels, flagged, flagged_block_list
+from schedlab_results.load import Results, RunFile, _variant_labels
 from schedlab_results.paired import hodges_lehmann, holm, signed_rank_p
 
 BLOCKS = 15
@@ -572,56 +572,6 @@ class PairedStatistics(unittest.TestCase):
         self.assertAlmostEqual(signed_rank_p([0.1] * 9), 2 / 2 ** 9)
         self.assertEqual(signed_rank_p([0.0] * 5), 1.0)
         self.assertEqual(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
-
-
-class BesideFlagged(unittest.TestCase):
-    """A block repetition run right before or after a flagged one is left out too (load.py: a
-    slow phase's edge), in the same run only, and never a simulated one."""
-
-    @staticmethod
-    def rows(noisy_at, run_of=lambda i: "r1", simulated_at=()):
-        """Two rows (two variants) for each of 6 block repetitions run one after another, block
-        i % 2, repetition i // 2; `noisy_at`: the indexes (in running order) flagged noisy."""
-        out = []
-        for i in range(6):
-            for variant in ("a", "b"):
-                out.append({"source": "x.csv", "run_id": run_of(i), "block_index": i % 2, "rep": i // 2,
-                            "started_unix_s": 1.8e9 + i + (0.5 if variant == "b" else 0),
-                            "noisy": int(i in noisy_at), "slow_cpu": 0, "simulated": int(i in simulated_at),
-                            "variant": variant, "workload": "loops", "workload_params": f"p={i % 2}"})
-        return pd.DataFrame(out)
-
-    @staticmethod
-    def order(rows, mask):
-        """The running-order indexes of the block repetitions in `mask`."""
-        return sorted({int(r.block_index) + 2 * int(r.rep) for r in rows[mask].itertuples()})
-
-    def test_the_neighbours_of_a_flagged_repetition_are_left_out(self):
-        rows = self.rows(noisy_at={2})
-        self.assertEqual(self.order(rows, flagged(rows)), [1, 2, 3])
-
-    def test_a_run_of_flagged_repetitions_adds_its_two_edges(self):
-        rows = self.rows(noisy_at={2, 3})
-        self.assertEqual(self.order(rows, flagged(rows)), [1, 2, 3, 4])
-
-    def test_neighbours_are_in_the_same_run_only(self):
-        rows = self.rows(noisy_at={2}, run_of=lambda i: "r1" if i < 3 else "r2")
-        self.assertEqual(self.order(rows, flagged(rows)), [1, 2])
-
-    def test_a_simulated_repetition_is_never_left_out(self):
-        rows = self.rows(noisy_at={2}, simulated_at={3})
-        self.assertEqual(self.order(rows, flagged(rows)), [1, 2])
-
-    def test_without_start_times_only_the_flags_count(self):
-        rows = self.rows(noisy_at={2}).drop(columns="started_unix_s")
-        self.assertEqual(self.order(rows, flagged(rows)), [2])
-
-    def test_the_report_names_why(self):
-        rows = self.rows(noisy_at={2})
-        why = {(b["block_index"], b["rep"]): b["why"] for b in flagged_block_list(rows)}
-        self.assertEqual(why[(1, 0)], BESIDE)
-        self.assertEqual(why[(1, 1)], BESIDE)
-        self.assertTrue(why[(0, 1)].startswith("other processes"), why)
 
 
 if __name__ == "__main__":
