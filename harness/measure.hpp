@@ -67,6 +67,9 @@ struct MachineLoad {
   std::optional<double> probe_slowest;   // SpeedVerdict::slowest
   std::optional<double> probe_spread;    // SpeedVerdict::spread
   std::optional<bool> slow_cpu;          // SpeedVerdict::slow
+
+  // The claims leave the repetition out (scripts/schedlab_results/load.py, FLAGS).
+  bool flagged() const { return noisy.value_or(false) || slow_cpu.value_or(false); }
 };
 
 // The machine before a repetition, to be compared with after it by machine_load().

@@ -342,7 +342,7 @@ class BlockRepetition {
 
   // Whether the repetition is flagged slow_cpu or noisy (the claims leave it out); after write().
   bool flagged() const {
-    return load_ && (load_->slow_cpu.value_or(false) || load_->noisy.value_or(false));
+    return load_ && load_->flagged();
   }
 
   void measure(LiveCase& l, Subject& subject) {

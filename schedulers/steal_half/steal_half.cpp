@@ -141,9 +141,10 @@
 //     sleeps deeply only when every P is idle; and after a thread's call woke it, it returns at
 //     once to its 10 ms rounds if the calls end before it has retaken anything, where Go's bets
 //     50 rounds of 20 µs on them (sysmon.hpp says why: a round costs ~10-15 µs of CPU on a VM,
-//     and steal-half's monitor is woken at the start of nearly every repetition). Go's syscalltick advances when a call
-//     ends (exitsyscall) and when its P is retaken; here it advances when a call starts: either
-//     way each call has its own number, which is all retake compares.
+//     and steal-half's monitor is woken at the start of nearly every repetition). Go's
+//     syscalltick advances when a call ends (exitsyscall) and when its P is retaken; here it
+//     advances when a call starts: either way each call has its own number, which is all retake
+//     compares.
 //   - No timers, no GC, no preemption: schedlab has none of them. Without
 //     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
 //     running before the older tasks of the same P; thieves are what get the rest run. The

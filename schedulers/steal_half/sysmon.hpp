@@ -30,9 +30,10 @@
 //     never woken, warm reads under lazy took the time of --handoff off). Fifty rounds per
 //     repetition of warm reads would cost a few percent, and so did the six of a backoff
 //     doubling from 20 µs (quick preset, warm iomix at 1 thread: 1.04× [1.02, 1.06] the time of
-//     --handoff off; 1 round and 1.02× [1.01, 1.02] with the 10 ms return). Calls that last are seen on trial all the same (they span rounds), and each
-//     retake grants Go's full 50 rounds again; a long call that starts after a failed trial
-//     waits for a 10 ms round, as under Go's backed-off monitor.
+//     --handoff off; 1 round and 1.02× [1.01, 1.02] with the 10 ms return). Calls that last are
+//     seen on trial all the same (they span rounds), and each retake grants Go's full 50 rounds
+//     again; a long call that starts after a failed trial waits for a 10 ms round, as under Go's
+//     backed-off monitor.
 // The kernel decides how long a 20 µs sleep lasts: with Linux's default timer slack of 50 µs it
 // lasted 34-120 µs (fastest to average) on the project's loaded VM (docs/platform.md), as Go's
 // own usleep(20) does there; the monitor keeps that slack, as Go's does. sysmon_wakeups and

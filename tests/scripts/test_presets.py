@@ -6,8 +6,8 @@ pinned every case, and every part came out "not measured") fails here.
 The presets are harness/presets.json with every size shrunk (shrink()) and 2 repetitions (none
 replacing flagged ones), so the verdicts themselves mean nothing: this is about which rows reach
 which part. For the same reason the flags a busy machine sets (`noisy`, `slow_cpu`) are cleared
-before plotting: on a shared CI machine they would leave out whole configurations. Needs the schedlab binary in
-$SCHEDLAB (tests/scripts/CMakeLists.txt passes it); skipped without it.
+before plotting: on a shared CI machine they would leave out whole configurations. Needs the
+schedlab binary in $SCHEDLAB (tests/scripts/CMakeLists.txt passes it); skipped without it.
 """
 import csv
 import json
