@@ -402,15 +402,18 @@ TEST(StealHalfSyscalls, RunsWithoutCallsNeverWakeTheMonitor) {
 
 // Calls that end before the monitor's first round (warm reads) send it straight back to its
 // longest rounds, where Go's monitor stays while a program runs; it does not double its way up
-// from 20 µs, a round at a time. With the longest round an hour, the 200 calls below, 200 µs
-// apart (~40 ms), see one round, or a few if rounds catch calls in flight; a backoff doubling
-// from 20 µs would run about ten.
+// from its first sleep, a round at a time. Rounds start at 1 ms here, not Go's 20 µs, so that no
+// empty call, however slow a sanitizer makes it, spans the two rounds a retake needs (under TSan
+// one did at 20 µs, and the retake's reset to the first sleep ran 62 rounds). With the longest
+// round an hour, the 400 calls below, 200 µs apart (~80 ms), see one round, or a few if rounds
+// catch calls in flight; a backoff doubling from 1 ms would run six (1, 3, 7, 15, 31, 63 ms).
 TEST(StealHalfSyscalls, CallsThatEndUnseenSendTheMonitorBackToItsLongestRounds) {
   StealHalfConfig c;
+  c.sysmon.first_sleep_us = 1'000;
   c.sysmon.max_sleep_us = 3'600'000'000u;
   auto s = make_steal_half(one_p(), c);
   s->run([] {
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < 400; ++i) {
       blocking([] {});
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
       while (std::chrono::steady_clock::now() < until) {
