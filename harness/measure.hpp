@@ -66,6 +66,7 @@ struct MachineLoad {
   std::optional<double> started_unix_s;  // when the repetition began (CLOCK_REALTIME)
   std::optional<double> probe_slowest;   // SpeedVerdict::slowest
   std::optional<double> probe_spread;    // SpeedVerdict::spread
+  std::optional<double> probe_together;  // SpeedVerdict::together; none with one CPU
   std::optional<bool> slow_cpu;          // SpeedVerdict::slow
 
   // The claims leave the repetition out (scripts/schedlab_results/load.py, FLAGS).

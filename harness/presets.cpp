@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -111,6 +112,13 @@ void read_back_ends(const json& v, const std::string& where, RunPart& part) {
   }
 }
 
+// A "params" object (the preset's or a run's): each key's value list, replacing what `into`
+// held for that key.
+void read_params(const json& v, const std::string& where, std::map<std::string, std::vector<std::string>>& into) {
+  if (!v.is_object()) throw ParamError(where + ": 'params' must be an object");
+  for (const auto& [param, values] : v.items()) into[param] = text_list(values, where + ": params." + param);
+}
+
 }  // namespace
 
 std::string default_presets_path() { return SCHEDLAB_PRESETS_FILE; }
@@ -136,7 +144,7 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   }
   const json& p = all[name];
   const std::string where = "preset '" + name + "'";
-  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "replace_flagged", "runs"}, where);
+  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "replace_flagged", "params", "runs"}, where);
   if (!p.contains("runs") || !p["runs"].is_array() || p["runs"].empty()) {
     throw ParamError(where + ": needs a non-empty list 'runs'");
   }
@@ -145,6 +153,10 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   if (p.contains("reps")) r.reps = count(p["reps"], where + ": reps");
   if (p.contains("warmup")) r.warmup = count(p["warmup"], where + ": warmup");
   if (p.contains("replace_flagged")) r.replace_flagged = count(p["replace_flagged"], where + ": replace_flagged");
+  // The preset's "params": values every run starts from, for the settings of the machine that
+  // the whole preset shares (pinning); a run's own "params" replace the same keys.
+  std::map<std::string, std::vector<std::string>> preset_params;
+  if (p.contains("params")) read_params(p["params"], where, preset_params);
   std::set<std::string> skipped;
   for (std::size_t i = 0; i < p["runs"].size(); ++i) {
     const json& run = p["runs"][i];
@@ -178,12 +190,8 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
         std::find(part.schedulers.begin(), part.schedulers.end(), kElisionName) == part.schedulers.end()) {
       part.schedulers.push_back(kElisionName);
     }
-    if (run.contains("params")) {
-      if (!run["params"].is_object()) throw ParamError(at + ": 'params' must be an object");
-      for (const auto& [param, values] : run["params"].items()) {
-        part.params[param] = text_list(values, at + ": params." + param);
-      }
-    }
+    part.params = preset_params;
+    if (run.contains("params")) read_params(run["params"], at, part.params);
     r.parts.push_back(std::move(part));
   }
   // Catch misspelt schedulers, workloads and parameters now, with the preset named.

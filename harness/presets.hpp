@@ -2,7 +2,9 @@
 //
 // A preset is a list of runs (workload x parameters, with the preset's schedulers and thread
 // counts unless a run overrides them, or adds schedulers with "add_schedulers") plus
-// repetitions. A run's "counters" ("sim", "model") adds the simulated or modelled back end to
+// repetitions. The preset's "params" are every run's starting parameters (the presets that judge
+// the claims pin their workers there: README, Pinning); a run's "params" replace the same keys.
+// A run's "counters" ("sim", "model") adds the simulated or modelled back end to
 // its cases. `schedlab run --preset NAME` and the CMake
 // workflow presets bench-NAME run them. A typo in the file is refused with the preset, the run
 // and the key or value at fault.

@@ -222,8 +222,9 @@ void machine(std::vector<Column>& s) {
   s.push_back({"slow_cpu", T::integer, "", "machine",
                "1 when the speed probe (a fixed spin on every CPU this process may use, before and after the block's "
                "repetition) ran more than " + std::to_string(static_cast<int>(kSlowCpuShare * 100)) +
-                   "% slower than that CPU's median so far in the run, or two CPUs' relative speeds differed by more "
-                   "than that (probe_slowest, probe_spread); claims leave such repetitions out",
+                   "% slower than that CPU's median so far in the run, two CPUs' relative speeds differed by more "
+                   "than that, or the spins on every CPU at once ran that much slower than their median "
+                   "(probe_slowest, probe_spread, probe_together); claims leave such repetitions out",
                kNeverEmpty, [](const RowContext& r) {
                  return r.m.machine.slow_cpu ? std::string(*r.m.machine.slow_cpu ? "1" : "0") : std::string();
                }});
@@ -235,6 +236,12 @@ void machine(std::vector<Column>& s) {
                "the largest ratio between two CPUs' relative probe times at the start or the end of the block's "
                "repetition (1.00: every CPU as fast as usual relative to itself)",
                kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_spread, 3); }});
+  s.push_back({"probe_together", T::real, "", "machine",
+               "the speed probe's spins on every CPU at once (started together; the time from the first start to "
+               "the last end) around the block's repetition, over their median so far in the run (2.00: the CPUs "
+               "ran only in turns, as when the hypervisor runs two vCPUs on one core)",
+               "this process may use one CPU: nothing runs at once",
+               [](const RowContext& r) { return optional_cell(r.m.machine.probe_together, 3); }});
   s.push_back({"oversubscribed", T::integer, "", "machine",
                "1 when the case has more worker threads than CPUs this process may use; claims leave it out",
                kNeverEmpty, [](const RowContext& r) { return std::string(r.c.threads > usable_cpus() ? "1" : "0"); }});

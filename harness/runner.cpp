@@ -361,6 +361,7 @@ class BlockRepetition {
       const SpeedVerdict speed = run_.probe.judge(probe_before_, run_.probe.end());
       load_->probe_slowest = speed.slowest;
       load_->probe_spread = speed.spread;
+      if (!std::isnan(speed.together)) load_->probe_together = speed.together;
       load_->slow_cpu = speed.slow;
     }
     set_reference_times();

@@ -8,9 +8,19 @@
 // times a short fixed spin on each CPU the run may use, pinned there, and compares it with the
 // median of that CPU's own probes in the run:
 //
-//   slowest = the largest (probe time / its CPU's median) over the block's probes
-//   spread  = the largest (relative probe time of one CPU / that of another) at one moment
-//   slow    = slowest > 1 + kSlowCpuShare  or  spread > 1 + kSlowCpuShare
+//   slowest  = the largest (probe time / its CPU's median) over the block's probes
+//   spread   = the largest (relative probe time of one CPU / that of another) at one moment
+//   together = the largest (time of the spins run on every CPU at once / its median)
+//   slow     = any of the three > 1 + kSlowCpuShare
+//
+// `together` is there because one CPU at a time is not how a parallel block runs. In a run of
+// the quick preset on this project's VM, for about two seconds every 2-thread variant of a
+// configuration took 2.3-2.4x its usual time (steal-half 54 ms against 22; cpu_ns still twice
+// wall_ns) while the 1-thread variants of the same blocks and every CPU's probe alone ran at
+// their usual speed: the hypervisor ran the guest's two vCPUs at full speed one at a time, but
+// not both at once (on one physical CPU, or on two hyperthreads of one core). A probe that spins
+// on each CPU in turn cannot see that; spins on every CPU at once, started together, take twice
+// as long when the CPUs take turns.
 //
 // Consecutive block repetitions share the probe between them, so a run pays about one probe per
 // block repetition (the sidecar's `speed_probe` gives its cost).
@@ -24,12 +34,14 @@
 //
 // What a probe sees: a phase that slows a CPU for longer than a probe (a busy hyperthread
 // sibling or a frequency drop on the host, a vCPU descheduled by the hypervisor while the probe
-// runs). What it cannot see: a phase shorter than the gap between two probes that falls between
+// runs), or keeps the CPUs from running at once. What it cannot see: a phase shorter than the gap between two probes that falls between
 // them, or another guest process sharing a CPU (the kernel lets a freshly pinned probe run ahead
 // of it; `noisy` catches those).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -42,21 +54,32 @@ namespace schedlab {
 // comparison by more than the 5-10% that most claims count, and the phases seen run at half speed.
 inline constexpr double kSlowCpuShare = 0.25;
 
-// The probe's figures for one block repetition: slowest and spread as above (1.0: as fast as
-// usual), and the flag.
+// The probe's figures for one block repetition: slowest, spread and together as above (1.0: as
+// fast as usual; together NaN with one CPU), and the flag.
 struct SpeedVerdict {
   double slowest = 1.0;
   double spread = 1.0;
+  double together = 1.0;
   bool slow = false;
 };
 
+class SpinGang;
+
 class SpeedProbe {
  public:
-  // One probe time per CPU, in the order of cpus().
-  using Point = std::vector<double>;
+  // One probe: a time per CPU, in the order of cpus(), and the time of the spins on every CPU at
+  // once (NaN with one CPU). Nanoseconds.
+  struct Point {
+    std::vector<double> per_cpu;
+    double together = NAN;
+  };
 
   // Probes every CPU this process may use (cpu_pin.hpp's allowed_cpus), kCalibration times.
+  // Starts one thread per CPU for the spins at once, pinned there and asleep between probes.
   SpeedProbe();
+  ~SpeedProbe();
+  SpeedProbe(const SpeedProbe&) = delete;
+  SpeedProbe& operator=(const SpeedProbe&) = delete;
 
   // The probe before a block repetition: the one after the previous repetition when nothing ran
   // since (two back-to-back probes would measure the same moment twice), else a new one.
@@ -81,12 +104,15 @@ class SpeedProbe {
 
  private:
   // Times the spin on each CPU, the calling thread pinned there for the spin and given its own
-  // CPU mask back after. Executed only by the runner's thread, between measurements.
+  // CPU mask back after, then on every CPU at once (the gang). Executed only by the runner's
+  // thread, between measurements.
   Point probe();
-  double median(std::size_t cpu) const;
+  static double median_of(std::vector<double> h);
 
   std::vector<int> cpus_;
+  std::unique_ptr<SpinGang> gang_;            // null with one CPU
   std::vector<std::vector<double>> history_;  // [cpu][probe]: every probe time of the run, ns
+  std::vector<double> together_history_;      // every gang time of the run, ns
   double spent_ns_ = 0;                       // wall time of every probe() so far, calibration excluded
   std::uint64_t judged_ = 0, flagged_ = 0;    // block repetitions judged, and flagged
   Point last_;                                // the last end()

@@ -24,8 +24,10 @@ namespace schedlab {
 // off, because that is how Go's runtime, oneTBB and most programs run (the kernel places the
 // threads and moves them away from a CPU another process is busy on), go-runtime cannot be
 // pinned per thread at all, and on a shared machine a pinned worker waits for its one CPU
-// instead of moving. Pin for cache comparisons (the `locality` preset does). os-threads, which
-// has no pool, defaults to on (os_threads.cpp says why).
+// instead of moving. The presets that judge the claims pin (presets.json: their "params"),
+// because the kernel's placement can leave a short repetition's two workers sharing one
+// CPU throughout, at half speed with nothing flagged (README, Pinning, has the counts).
+// os-threads, which has no pool, defaults to on (os_threads.cpp says why).
 inline constexpr bool kPinByDefault = false;
 
 // The CPUs this process may run on now, ascending; never empty (the calling CPU if the kernel

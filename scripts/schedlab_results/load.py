@@ -155,7 +155,8 @@ def flagged_block_list(rows):
             why.append("other processes: " + (f"{other / 1e6:.0f} ms of CPU time" if other == other else "busy"))
         if float(first.get("slow_cpu", 0) or 0) > 0:
             why.append(f"slow CPU: slowest {first.get('probe_slowest', math.nan):.2f}x its median, "
-                       f"CPUs {first.get('probe_spread', math.nan):.2f}x apart")
+                       f"CPUs {first.get('probe_spread', math.nan):.2f}x apart, "
+                       f"all at once {first.get('probe_together', math.nan):.2f}x")
         out.append({"source": first["source"], "run_id": first["run_id"],
                     "block_index": int(first["block_index"]) if "block_index" in block else None,
                     "rep": int(first["rep"]), "workload": first["workload"],

@@ -35,6 +35,18 @@ printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "parms
 expect_refused "preset file typo" 2 "unknown key 'parms'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
 printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "add_schedulers": ["serial", "steal-half"]}]}}' >"$WORK/presets.json"
 expect_refused "preset adds a scheduler twice" 2 "add_schedulers: steal-half is already one of the run's schedulers" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "params": {"pin": "on", "n": 7}, "runs": [{"workload": "fib"}, {"workload": "fib", "params": {"pin": "off"}}]}}' >"$WORK/presets.json"
+plan="$("$SCHEDLAB" --presets-file "$WORK/presets.json" run --preset p --dry-run 2>&1)"
+# The preset's params reach every run; a run's own replace the same key and keep the others
+# (pin=off, the default, is left out of a case's name).
+if [ "$(printf '%s\n' "$plan" | grep -c '^  steal-half pin=on fib(n=7 ')" = 1 ] &&
+   [ "$(printf '%s\n' "$plan" | grep -c '^  steal-half fib(n=7 ')" = 1 ]; then
+  echo "ok: a preset's params reach every run, a run's own replace them"
+else
+  fail "preset params: $plan"
+fi
+printf '{"p": {"schedulers": ["steal-half"], "params": ["pin"], "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset params not an object" 2 "preset 'p': 'params' must be an object" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
 if "$SCHEDLAB" counters | grep "unavailable" >/dev/null; then
   expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
 fi

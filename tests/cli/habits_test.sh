@@ -85,10 +85,10 @@ grep -q '^estimated time: unknown' "$WORK/dry.out" || fail "dry run: made up a t
 ok_if_none_since "$before" "dry run"
 
 # --filter with --preset selects within the preset; a filter matching nothing, or no regex, is refused.
-"$SCHEDLAB" run --preset quick --filter '^steal-half spinning=off ' --dry-run >"$WORK/preset.out" 2>/dev/null ||
+"$SCHEDLAB" run --preset quick --filter '^steal-half pin=on spinning=off ' --dry-run >"$WORK/preset.out" 2>/dev/null ||
   fail "preset filter: exit $?"
 cases="$(grep -c '^  ' "$WORK/preset.out")"
-if [ "$cases" -gt 0 ] && [ "$(grep '^  ' "$WORK/preset.out" | grep -vc '^  steal-half spinning=off ')" = 0 ]; then
+if [ "$cases" -gt 0 ] && [ "$(grep '^  ' "$WORK/preset.out" | grep -vc '^  steal-half pin=on spinning=off ')" = 0 ]; then
   echo "ok: preset filter: $cases cases"
 else
   fail "preset filter: $(cat "$WORK/preset.out")"
