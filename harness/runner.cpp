@@ -12,6 +12,7 @@
 #include <new>
 #include <random>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "chrome_trace.hpp"
@@ -53,7 +54,22 @@ constexpr char kReplacementRule[] =
     "a block repetition flagged slow_cpu or noisy is left out of the claims; after the run's repetitions of a "
     "part, each block with such repetitions is measured again, one extra repetition per flagged one (those "
     "flagged in turn included), at most max_per_block extra per block, in rounds interleaved and shuffled like "
-    "the others (rep = reps, reps + 1, ...); `blocks` gives the extra repetitions per block_index";
+    "the others (rep = reps, reps + 1, ...); before each round the runner waits, up to max_wait_s, until other "
+    "processes use under the `noisy` share of the machine over 0.1 s and a speed probe taken then is not "
+    "slow; `blocks` gives the extra repetitions per block_index, `waits` the rounds, the seconds waited and "
+    "the rounds that ran after the longest wait with the machine still unsteady";
+
+// Before a round of replacements, the runner waits at most this long for a steady machine. The
+// phases that flag repetitions last seconds (a co-tenant's bursts of 2-5 s in scripts/cotenant,
+// the VM's slow phases of about 2 s), while a short configuration runs its 25 repetitions and its
+// replacements in under half a second: without the wait, the replacements of a part that a phase
+// covered fall inside the same phase and are flagged in turn. 5 s outlasts most such phases and
+// keeps a machine that stays busy from stretching a run by more than 5 s per round.
+constexpr std::chrono::milliseconds kSteadyWaitMax{5000};
+// The window over which other processes' CPU time is read while waiting: 10 of /proc/stat's
+// 10 ms ticks per CPU, enough to see a busy co-tenant (kNoisyMinTicks) and short enough to stop
+// waiting soon after it leaves.
+constexpr std::chrono::milliseconds kSteadyWindow{100};
 
 class ProgressLine {
  public:
@@ -108,6 +124,8 @@ struct RunState {
   std::mt19937_64 order;      // shuffles each repetition's blocks and cases (request.order_seed)
   nlohmann::json grouped = nlohmann::json::array();  // the parts a budget split, for the sidecar
   nlohmann::json replaced = nlohmann::json::object();  // extra repetitions per block_index, for the sidecar
+  unsigned steady_waits = 0, steady_timeouts = 0;      // replacement rounds waited before, and given up on
+  double steady_wait_s = 0;                            // seconds waited in all
   BuildServers servers;  // an A/B run's, by Case::build
 };
 
@@ -259,6 +277,7 @@ class Group {
         if (blocks[i]->flagged > blocks[i]->replaced) short_blocks.push_back(i);
       }
       if (short_blocks.empty()) break;
+      if (!wait_until_steady()) return false;
       std::shuffle(short_blocks.begin(), short_blocks.end(), run_.order);
       for (std::size_t i : short_blocks) {
         std::shuffle(orders[i].begin(), orders[i].end(), run_.order);
@@ -277,6 +296,25 @@ class Group {
   }
 
   bool repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep);
+
+  // Waits (kSteadyWaitMax at most) until other processes leave the machine and a speed probe is
+  // unflagged; false when the run was interrupted meanwhile. Executed only by the runner's thread,
+  // between repetitions (the probe pins it).
+  bool wait_until_steady() {
+    const auto start = std::chrono::steady_clock::now();
+    bool steady = false;
+    while (!steady) {
+      if (g_stop_requested.load()) return false;
+      const MachineSample before = sample_machine();
+      std::this_thread::sleep_for(kSteadyWindow);
+      steady = !machine_load(before, sample_machine()).noisy.value_or(false) && run_.probe.steady_now();
+      if (!steady && std::chrono::steady_clock::now() - start >= kSteadyWaitMax) break;
+    }
+    ++run_.steady_waits;
+    if (!steady) ++run_.steady_timeouts;
+    run_.steady_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return true;
+  }
 
   // The subject of `l`, built and warmed up now if it is not live. Invariant: the live subjects
   // of the group hold at most max(kLiveThreadBudget, l's threads) worker threads; the least
@@ -548,7 +586,14 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   outcome.rows = out.csv().rows();
   out.sidecar().record("interleaving", {{"rule", kInterleaving}, {"split", run.grouped}});
   out.sidecar().record("replacements",
-                       {{"rule", kReplacementRule}, {"max_per_block", r.replace_flagged}, {"blocks", run.replaced}});
+                       {{"rule", kReplacementRule},
+                        {"max_per_block", r.replace_flagged},
+                        {"max_wait_s", std::chrono::duration<double>(kSteadyWaitMax).count()},
+                        {"blocks", run.replaced},
+                        {"waits",
+                         {{"rounds", run.steady_waits},
+                          {"seconds", run.steady_wait_s},
+                          {"still_unsteady", run.steady_timeouts}}}});
   out.sidecar().record("speed_probe", probe.summary());
   if (!run.servers.empty()) {
     nlohmann::json builds = nlohmann::json::object();

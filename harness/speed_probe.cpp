@@ -166,19 +166,25 @@ SpeedProbe::SpeedProbe() : cpus_(allowed_cpus()), history_(cpus_.size()) {
 
 SpeedProbe::~SpeedProbe() = default;
 
-SpeedProbe::Point SpeedProbe::probe() {
+SpeedProbe::Point SpeedProbe::probe(bool record) {
   const auto t0 = std::chrono::steady_clock::now();
   Point p{std::vector<double>(cpus_.size()), NAN};
   for (std::size_t i = 0; i < cpus_.size(); ++i) {
     p.per_cpu[i] = probe_cpu(cpus_[i]);
-    if (!std::isnan(p.per_cpu[i])) history_[i].push_back(p.per_cpu[i]);
+    if (record && !std::isnan(p.per_cpu[i])) history_[i].push_back(p.per_cpu[i]);
   }
   if (gang_) {
     p.together = gang_->run();
-    if (!std::isnan(p.together)) together_history_.push_back(p.together);
+    if (record && !std::isnan(p.together)) together_history_.push_back(p.together);
   }
-  spent_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  if (record) spent_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   return p;
+}
+
+bool SpeedProbe::steady_now() {
+  const Point now = probe(/*record=*/false);
+  invalidate();  // the next block repetition's start is probed anew, and recorded
+  return !verdict(now, now).slow;
 }
 
 double SpeedProbe::median_of(std::vector<double> h) {
@@ -188,6 +194,13 @@ double SpeedProbe::median_of(std::vector<double> h) {
 }
 
 SpeedVerdict SpeedProbe::judge(const Point& before, const Point& after) {
+  const SpeedVerdict v = verdict(before, after);
+  ++judged_;
+  if (v.slow) ++flagged_;
+  return v;
+}
+
+SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after) const {
   std::vector<double> medians(cpus_.size());
   for (std::size_t i = 0; i < cpus_.size(); ++i) medians[i] = median_of(history_[i]);
   const double together_median = median_of(together_history_);
@@ -208,8 +221,6 @@ SpeedVerdict SpeedProbe::judge(const Point& before, const Point& after) {
   }
   v.slow = v.slowest > 1 + kSlowCpuShare || v.spread > 1 + kSlowCpuShare ||
            (!std::isnan(v.together) && v.together > 1 + kSlowCpuShare);
-  ++judged_;
-  if (v.slow) ++flagged_;
   return v;
 }
 

@@ -96,6 +96,9 @@ class SpeedProbe {
   // The verdict on a block repetition from the probes before and after it, against each CPU's
   // median so far (these two points included).
   SpeedVerdict judge(const Point& before, const Point& after);
+  // Whether a probe taken now, judged by the same rule but recorded nowhere (neither in the
+  // medians nor in the counts), is unflagged: the runner waits for this before replacements.
+  bool steady_now();
 
   const std::vector<int>& cpus() const { return cpus_; }
   // For the sidecar: the spin, the CPUs and their medians over the run, the threshold, and what
@@ -106,7 +109,9 @@ class SpeedProbe {
   // Times the spin on each CPU, the calling thread pinned there for the spin and given its own
   // CPU mask back after, then on every CPU at once (the gang). Executed only by the runner's
   // thread, between measurements.
-  Point probe();
+  Point probe(bool record = true);
+  // judge()'s rule, counting nothing.
+  SpeedVerdict verdict(const Point& before, const Point& after) const;
   static double median_of(std::vector<double> h);
 
   std::vector<int> cpus_;

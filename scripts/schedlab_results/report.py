@@ -218,8 +218,16 @@ def _replacements(results):
     allowed = sorted({r.get("max_per_block", 0) for r in said})
     if allowed == [0]:
         return " No repetition was replaced (--replace-flagged 0)."
-    return (f" The run measured {extra} extra repetitions of {blocks} blocks to replace them "
+    text = (f" The run measured {extra} extra repetitions of {blocks} blocks to replace them "
             f"(at most {'/'.join(map(str, allowed))} per block: --replace-flagged).")
+    waits = [r["waits"] for r in said if isinstance(r.get("waits"), dict)]
+    rounds = sum(int(w.get("rounds", 0)) for w in waits)
+    if rounds:
+        seconds = sum(float(w.get("seconds", 0)) for w in waits)
+        unsteady = sum(int(w.get("still_unsteady", 0)) for w in waits)
+        text += (f" Before its {rounds} rounds it waited {seconds:.1f} s in all for a steady machine"
+                 + (f"; {unsteady} ran with the machine still unsteady after the longest wait." if unsteady else "."))
+    return text
 
 
 def flagged_blocks(results):

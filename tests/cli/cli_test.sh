@@ -135,11 +135,13 @@ probe = meta["speed_probe"]
 assert probe["block_repetitions"] == 9 and probe["cost_ns_per_block_repetition"] > 0, probe
 assert meta["interleaving"]["split"] == [], meta["interleaving"]
 assert meta["replacements"]["max_per_block"] == 0 and meta["replacements"]["blocks"] == {}, meta["replacements"]
+assert meta["replacements"]["waits"]["rounds"] == 0, meta["replacements"]
 PYEOF
 # Replacements: with a busy loop per CPU competing (other processes' CPU time flags a repetition
 # `noisy`), each block earns one extra repetition per flagged one, up to --replace-flagged; the
-# rounds stop when a block's flagged repetitions are all replaced or it had its maximum. Each
-# repetition of a block lasts ~0.1 s, long enough for /proc/stat's 10 ms ticks to see the loop.
+# rounds stop when a block's flagged repetitions are all replaced or it had its maximum, and each
+# waits for a steady machine first, at most the sidecar's max_wait_s. Each repetition of a block
+# lasts ~0.1 s, long enough for /proc/stat's 10 ms ticks to see the loop.
 busy=()
 for _ in $(seq "$(nproc)"); do
   ( while :; do :; done ) &
@@ -169,6 +171,11 @@ for b in blocks:
     extras[b] = extra
 assert {b: n for b, n in extras.items() if n} == {b: n for b, n in meta["blocks"].items()}, (extras, meta)
 assert any(extras.values()), f"a busy loop on every CPU flagged no repetition: {extras}"
+# The machine stayed busy: each round waited the longest wait for a steady machine, then ran.
+waits = meta["waits"]
+rounds = max(extras.values())
+assert waits["rounds"] == rounds and waits["still_unsteady"] == rounds, (waits, extras)
+assert waits["seconds"] >= rounds * meta["max_wait_s"], waits
 PYEOF
 # A part whose configurations would hold more than 256 worker threads together is split into
 # groups that fit, and the sidecar says so.
