@@ -109,6 +109,10 @@
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace schedlab {
 namespace {
 
@@ -341,10 +345,7 @@ class ChargedStacks {
 
   std::uint64_t mapped() const { return stacks_.guarded() + stacks_.unguarded(); }
   std::size_t stack_size() const noexcept { return stacks_.stack_size(); }
-#if defined(__SANITIZE_ADDRESS__)
-  // StackAllocator::unpoison_below: the dead frames below `below` on the current fiber's stack.
-  void unpoison_below(const void* below) const noexcept { stacks_.unpoison_below(below); }
-#endif
+  StackRange stack_holding(const void* p) const noexcept { return stacks_.stack_holding(p); }
 
  private:
   // What a fiber is charged: the two pages its stack commits (the task record is charged as
@@ -402,6 +403,39 @@ thread_local unsigned tls_index = 0;
 // A handle's fiber lives in the Task's backend slot, which is exactly a fiber's size.
 static_assert(sizeof(bf::fiber) == sizeof(void*) && alignof(bf::fiber) <= alignof(void*));
 bf::fiber& fiber_of(Task& t) { return *std::launder(reinterpret_cast<bf::fiber*>(&t.backend)); }
+
+// ---- ASan and Boost.Fiber's stack switches -----------------------------------------------------
+//
+// libboost_fiber switches stacks without telling ASan (Debian builds it without BOOST_USE_ASAN),
+// so ASan goes on believing that each worker thread runs on the thread's own stack. That belief
+// matters when an exception is thrown: ASan's __asan_handle_no_return clears the poison of the
+// frames the throw will unwind, and on a stack it does not believe in it gives up ("ASan is
+// ignoring requested __asan_handle_no_return"). The unwound frames' poison then stays, and is
+// reported against whatever lands there next: our pick_next, called from libboost_fiber at a
+// root fiber's end (CI, RandomSpawnTrees, boost-fiber-shared), or __asan_handle_no_return's own
+// sigaltstack() at the fiber's next throw (RootException.ARootThrownFromDeep...).
+//
+// So, in ASan builds, our code tells ASan which stack it is on at every point where it may have
+// been switched: when a task's or root's fiber starts, after each call that can suspend the
+// calling fiber (spawn, whose launch::dispatch runs the child first; join; wait) and when a
+// worker's main fiber is back on the thread's stack. Exceptions are thrown by task bodies and
+// roots (and the calls they make), which run between such points, and nothing between two of
+// them switches stacks (blocking calls and socket waits block the thread), so the belief is
+// right at every throw. A notice is
+// __sanitizer_start_switch_fiber and __sanitizer_finish_switch_fiber back to back, on the stack
+// being announced: the switch itself has already happened.
+#if defined(__SANITIZE_ADDRESS__)
+// The stack ASan believes this thread is on (its own stack until told otherwise).
+thread_local StackRange asan_believed_stack = current_thread_stack();
+
+void tell_asan_stack(StackRange stack) noexcept {
+  SCHEDLAB_ASSERT(stack.contains(__builtin_frame_address(0)), "ASan is told of the stack it runs on");
+  void* fake_stack = nullptr;  // ASan's fake stack (use-after-return), kept across the notice
+  __sanitizer_start_switch_fiber(&fake_stack, stack.low, stack.size);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  asan_believed_stack = stack;
+}
+#endif
 
 // What a WaitGroup's fibers share with its waiter.
 struct GroupSync {
@@ -466,6 +500,7 @@ class BoostFiberScheduler final : public Scheduler {
     try {
       f = bf::fiber(bf::launch::dispatch, std::allocator_arg, ChargedStacksRef{&stacks_},
                     [this, task = &t] { execute(*task); });
+      on_fiber_stack();  // the child ran first; this fiber may have been stolen meanwhile
     } catch (...) {
       // No fiber (its stack was refused): api.hpp frees nothing when spawn throws.
       if (group != nullptr) group->pending.fetch_sub(1, std::memory_order_acq_rel);
@@ -485,6 +520,7 @@ class BoostFiberScheduler final : public Scheduler {
     }
     bf::fiber& f = fiber_of(t);
     f.join();
+    on_fiber_stack();
     f.~fiber();
   }
 
@@ -498,6 +534,7 @@ class BoostFiberScheduler final : public Scheduler {
         sync->done.wait(lock, finished);
       }
     }
+    on_fiber_stack();  // taking the fiber mutex can suspend too
     delete sync;  // every group fiber has let go of it: the last one notified under the mutex
     g.backend = nullptr;
     g.pending.store(0, std::memory_order_relaxed);
@@ -571,6 +608,7 @@ class BoostFiberScheduler final : public Scheduler {
       // As in skynet: the main fiber sleeps; the thread's dispatcher runs (and steals) fibers.
       stop_wake_.wait(lock, [this] { return stopping_; });
     }
+    on_thread_stack();  // ASan clears the stack it believes in when the thread ends
   }
 
   // Worker 0's main fiber: launches each root as a fiber and joins it.
@@ -583,6 +621,7 @@ class BoostFiberScheduler final : public Scheduler {
       std::exception_ptr error;
       try {
         bf::fiber f(bf::launch::post, std::allocator_arg, ChargedStacksRef{&stacks_}, [this, &root, &error] {
+          on_fiber_stack();
           stats_[current_index()].add(Counter::tasks_spawned);
           try {
             root();
@@ -592,6 +631,7 @@ class BoostFiberScheduler final : public Scheduler {
           stats_[current_index()].add(Counter::tasks_executed);  // a root that threw ran too
         });
         f.join();
+        on_thread_stack();
       } catch (...) {  // the root's fiber could not be made (its stack: the allocator says why)
         error = std::current_exception();
       }
@@ -603,24 +643,28 @@ class BoostFiberScheduler final : public Scheduler {
     }
   }
 
+  // ASan builds: tells ASan the stack the calling fiber is on, when it believes another (see
+  // "ASan and Boost.Fiber's stack switches"); nothing otherwise.
+  void on_fiber_stack() const noexcept {
 #if defined(__SANITIZE_ADDRESS__)
-  // A task body that threw on this fiber's stack left its unwound frames poisoned: ASan skips
-  // its clean-up on a stack it was not told about (libboost_fiber does not announce switches),
-  // and libboost_fiber's own uninstrumented frames, laid there next (a fiber's end), were then
-  // reported for a write by our instrumented code into them (stack-buffer-overflow in
-  // pick_next). Everything below this call's frame is dead once the body has returned.
-  [[gnu::noinline]] void unpoison_dead_frames() { stacks_.unpoison_below(__builtin_frame_address(0)); }
+    const void* here = __builtin_frame_address(0);
+    if (!asan_believed_stack.contains(here)) tell_asan_stack(stacks_.stack_holding(here));
 #endif
+  }
+  // The same, for a worker's main fiber, on the thread's own stack.
+  void on_thread_stack() const noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+    if (!asan_believed_stack.contains(__builtin_frame_address(0))) tell_asan_stack(current_thread_stack());
+#endif
+  }
 
   // The body of a spawned task's fiber.
   void execute(Task& t) {
+    on_fiber_stack();
     const unsigned start = current_index();
     if (t.spawned_on != start) stats_[start].add(Counter::migrations);
     GroupState* group = t.group;
     t.run_body();
-#if defined(__SANITIZE_ADDRESS__)
-    unpoison_dead_frames();
-#endif
     stats_[current_index()].add(Counter::tasks_executed);
     if (group == nullptr) {
       // Read by join() for the suspension count only; the fiber's end is what join waits for.

@@ -1,7 +1,5 @@
 #include "fiber.hpp"
 
-#include <pthread.h>
-
 #include <memory>
 
 namespace schedlab {
@@ -27,16 +25,9 @@ Fiber* Fiber::create(StackAllocator& stacks, Entry entry) {
 
 Fiber* Fiber::for_current_thread() {
   auto* f = new Fiber();
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* addr = nullptr;
-    std::size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-      f->bottom_ = static_cast<const char*>(addr);
-      f->size_ = size;
-    }
-    pthread_attr_destroy(&attr);
-  }
+  const StackRange own = current_thread_stack();
+  f->bottom_ = own.low;
+  f->size_ = own.size;
 #if SCHEDLAB_TSAN
   f->tsan_fiber_ = __tsan_get_current_fiber();
 #endif

@@ -1,5 +1,6 @@
 #include "stack.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -176,20 +177,32 @@ void StackAllocator::register_with_valgrind([[maybe_unused]] const boost::contex
 #endif
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-void StackAllocator::unpoison_below(const void* below) const noexcept {
-  const char* p = static_cast<const char*>(below);
+StackRange StackAllocator::stack_holding(const void* p) const noexcept {
+  const char* c = static_cast<const char*>(p);
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
     const char* base = static_cast<const char*>(mappings_[i].first);
-    if (p < base || p >= base + mappings_[i].second) continue;
+    if (c < base || c >= base + mappings_[i].second) continue;
     // A guarded stack is its own mapping above its guard page; a slab is kSlabStacks stacks.
-    const char* low = mapping_guarded_[i] ? base + page_ : base + (p - base) / size_ * size_;
-    if (p > low) ASAN_UNPOISON_MEMORY_REGION(low, static_cast<std::size_t>(p - low));
-    return;
+    if (mapping_guarded_[i]) {
+      if (c < base + page_) return {};  // the guard page is no stack's
+      return {base + page_, size_};
+    }
+    return {base + static_cast<std::size_t>(c - base) / size_ * size_, size_};
   }
+  return {};
 }
-#endif
+
+StackRange current_thread_stack() noexcept {
+  StackRange range;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return range;
+  void* addr = nullptr;
+  std::size_t size = 0;
+  if (pthread_attr_getstack(&attr, &addr, &size) == 0) range = {static_cast<const char*>(addr), size};
+  pthread_attr_destroy(&attr);
+  return range;
+}
 
 void StackAllocator::deallocate(boost::context::stack_context& sctx) noexcept {
   SCHEDLAB_ASSERT(sctx.size == size_, "a stack goes back to the allocator that made it");

@@ -33,6 +33,19 @@
 
 namespace schedlab {
 
+// A stack's usable bytes: [low, low + size).
+struct StackRange {
+  const char* low = nullptr;
+  std::size_t size = 0;
+  bool contains(const void* p) const noexcept {
+    const char* c = static_cast<const char*>(p);
+    return low != nullptr && c >= low && c < low + size;
+  }
+};
+
+// The calling thread's own stack (pthread_getattr_np), or an empty range if it cannot be read.
+StackRange current_thread_stack() noexcept;
+
 struct StackConfig {
   std::size_t size = kDefaultTaskStackBytes;  // usable bytes per stack (rounded up to whole pages)
   bool guard = true;             // a PROT_NONE page below each stack, while the budget lasts
@@ -52,15 +65,9 @@ class StackAllocator {
   void deallocate(boost::context::stack_context& sctx) noexcept;
 
   std::size_t stack_size() const noexcept { return size_; }
-#if defined(__SANITIZE_ADDRESS__)
-  // Clears ASan's poison from the part of the stack holding `below` that lies below it: frames
-  // that are dead. For stacks whose switches ASan is not told about (Boost.Fiber's), where it
-  // cannot do this itself when an exception unwinds frames (its __asan_handle_no_return gives
-  // up on a stack it does not know), and the stale poison is then reported against whatever
-  // uninstrumented code lays its frames there next. Thread-safe; a no-op for an address in no
-  // stack of this allocator.
-  void unpoison_below(const void* below) const noexcept;
-#endif
+  // The stack of this allocator that holds address `p`, or an empty range when none does.
+  // Thread-safe; a scan of the mappings (ASan builds use it to name the stack a fiber is on).
+  StackRange stack_holding(const void* p) const noexcept;
   std::uint64_t guarded() const;
   std::uint64_t unguarded() const;
 

@@ -71,6 +71,35 @@ TEST(StackAllocator, FreedStacksAreReused) {
   EXPECT_EQ(a.guarded() + a.unguarded(), 2u) << "reuse maps nothing new";
 }
 
+// ASan builds name the stack a fiber runs on by any address in it (boost_fiber.cpp).
+TEST(StackAllocator, StackHoldingNamesTheWholeStackAroundAnAddress) {
+  for (bool guard : {true, false}) {
+    StackAllocator a(StackConfig{2 * kPage, guard});
+    for (int i = 0; i < 3; ++i) {  // unguarded, the three share one slab
+      const boost::context::stack_context s = a.allocate();
+      const char* top = static_cast<const char*>(s.sp);
+      const StackRange expected{top - s.size, s.size};
+      for (const char* p : {top - 1, top - s.size, top - s.size / 2}) {
+        const StackRange got = a.stack_holding(p);
+        EXPECT_EQ(got.low, expected.low) << "guard " << guard << ", stack " << i;
+        EXPECT_EQ(got.size, expected.size);
+        EXPECT_TRUE(got.contains(p));
+      }
+      EXPECT_NE(a.stack_holding(top).low, expected.low) << "the byte above a stack is not in it";
+      if (a.unguarded() == 0) {  // its guard page belongs to no stack
+        EXPECT_EQ(a.stack_holding(expected.low - 1).low, nullptr);
+      }
+    }
+    const int local = 0;
+    EXPECT_EQ(a.stack_holding(&local).low, nullptr) << "the thread's own stack is not the allocator's";
+  }
+}
+
+TEST(StackRange, TheCurrentThreadsStackHoldsItsLocals) {
+  const int local = 0;
+  EXPECT_TRUE(current_thread_stack().contains(&local));
+}
+
 long max_map_count() {
   std::ifstream in("/proc/sys/vm/max_map_count");
   long v = 0;
