@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "assert.hpp"
+#include "cpu_relax.hpp"
 #include "cpu_pin.hpp"
 #include "spin.hpp"
 
@@ -138,9 +139,7 @@ class SpinGang {
       return;
     }
     while (round_.load(std::memory_order_acquire) == round) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      cpu_relax();
     }
   }
 

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "../cpu_relax.hpp"
 #include "../task.hpp"
 #include "process_barrier.hpp"
 
@@ -103,9 +104,7 @@ class BasicRunNext {
     std::uint32_t f;
     for (unsigned spins = 0; (f = thief_.load(std::memory_order_acquire)) == kStealing; ++spins) {
       if (spins < 128) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        cpu_relax();
       } else {
         std::this_thread::yield();
       }

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "cpu_relax.hpp"
 #include "registry.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/task_list.hpp"
@@ -772,9 +773,7 @@ TEST(RunNextStress, OwnerAndThievesRunEveryTaskExactlyOnce) {
     void operator()() noexcept {
       if (rng->chance(75)) return;
       for (std::uint32_t i = rng->below(256); i > 0; --i) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        cpu_relax();
       }
     }
   };

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "cpu_relax.hpp"
 #include "scheduler.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -144,11 +145,7 @@ inline void random_delay(Rng& rng) {
   if (r < 62) {
     const std::uint32_t spins = 1 + rng.below(r < 56 ? 32 : 512);
     for (std::uint32_t i = 0; i < spins; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#else
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-#endif
+      cpu_relax();
     }
     return;
   }
