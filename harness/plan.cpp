@@ -245,6 +245,29 @@ std::string Case::variant() const {
   return label;
 }
 
+std::string Case::design() const {
+  std::string label = scheduler->name;
+  for (const ParamSpec& p : scheduler->params) {
+    const std::string& v = scheduler_params.at(p.name);
+    if (!p.machine_setup && v != p.canonical(p.default_value)) label += " " + p.name + "=" + v;
+  }
+  if (!build.empty()) label += " build=" + build;
+  return label;
+}
+
+bool same_machine_setup(const Case& a, const Case& b) {
+  const auto agree = [](const Case& x, const Case& y) {
+    for (const ParamSpec& p : x.scheduler->params) {
+      if (!p.machine_setup) continue;
+      const auto other = y.scheduler_params.find(p.name);
+      const std::string theirs = other != y.scheduler_params.end() ? other->second : p.canonical(p.default_value);
+      if (x.scheduler_params.at(p.name) != theirs) return false;
+    }
+    return true;
+  };
+  return agree(a, b) && agree(b, a);
+}
+
 nlohmann::json case_json(const Case& c) {
   return {{"scheduler", c.scheduler->name},
           {"scheduler_params", c.scheduler_params},
@@ -299,9 +322,15 @@ std::vector<Case> plan(const RunRequest& r) {
   if (cases.empty()) throw ParamError("nothing to run: every selected case was skipped (the messages above say why)");
   cases = filtered(std::move(cases), r.filter);
   if (!r.against.empty()) cases = ab_cases(std::move(cases));
-  // Resolved now, so that a bad --sim-l1 or --sim-ll, or a machine whose sysfs describes no L2,
-  // is refused before anything runs.
-  if (!cache_geometry_for(r, cases)) check_geometry_options(r);
+  // Resolved now, so that a bad --sim-l1 or --sim-ll is refused before anything runs, and a
+  // machine that describes no usable cache is said to get the assumption before it does.
+  if (const std::optional<SimGeometry> g = cache_geometry_for(r, cases)) {
+    for (const std::string* from : {&g->d1_from, &g->ll_from}) {
+      if (from->rfind("assumed", 0) == 0) std::fprintf(stderr, "schedlab: note: simulated and modelled caches: %s\n", from->c_str());
+    }
+  } else {
+    check_geometry_options(r);
+  }
   return cases;
 }
 

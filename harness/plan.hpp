@@ -92,7 +92,17 @@ struct Case {
   // "steal-half handoff=off": the scheduler plus the parameters that differ from its defaults,
   // and in an A/B run its build ("steal-half handoff=off build=B").
   std::string variant() const;
+  // variant() without the parameters that set up the machine rather than the design
+  // (ParamSpec::machine_setup: pinning, the A/A replica label): "steal-half handoff=off" for
+  // "steal-half pin=on handoff=off". What the summary finds a reference by.
+  std::string design() const;
 };
+
+// Whether two cases ran with the same machine settings (the ParamSpec::machine_setup parameters
+// either takes): a parameter one of them lacks counts at the other's default (go-runtime, which
+// takes no --pin, runs unpinned: as a case with pin=off; the elision, which takes no --replica, as
+// replica a).
+bool same_machine_setup(const Case& a, const Case& b);
 
 // The builds of an A/B run (Case::build).
 inline constexpr char kBuildA[] = "A";

@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "paired.hpp"
@@ -31,7 +32,11 @@ constexpr double kShortNs = 1e6;
 // thread count: Go's design, the b side of nearly every claim (criteria.toml). Where it did not
 // run, the first scheduler at its defaults in the run's order takes its place. A variant with
 // parameters off their defaults is compared with its own scheduler at its defaults too (the
-// presets' sweeps: order, handoff, steal-amount, replica...).
+// presets' sweeps: order, handoff, steal-amount...). "At its defaults" is about the design:
+// the parameters that set up the machine (pinning, the A/A replica label: Case::design) may
+// take any value, and a reference with the same machine settings as the case is preferred. So a
+// preset that pins every case compares pinned cases with each other, and go-runtime, which
+// cannot be pinned, with the pinned reference, as it ran (the legend says so).
 const std::string kReference = "steal-half";
 
 double median(std::vector<double> v) {
@@ -76,13 +81,28 @@ bool comparable(const CaseResult& o, const CaseResult& r, bool same_threads) {
          (!same_threads || o.c.threads == r.c.threads);
 }
 
-// The median time of `variant` where comparable() with r, NaN when it was not run.
-double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& variant,
-                 bool same_threads) {
+bool at_defaults(const CaseResult& r) { return r.c.design() == r.c.scheduler->name; }
+
+// Of the cases `pick` accepts, the one with r's machine settings, else the first; null if none.
+template <class Pick>
+const CaseResult* preferring_setup_of(const std::vector<CaseResult>& results, const CaseResult& r, Pick pick) {
+  const CaseResult* first = nullptr;
   for (const CaseResult& o : results) {
-    if (o.c.variant() == variant && comparable(o, r, same_threads)) return median(o.wall_ns);
+    if (!pick(o)) continue;
+    if (same_machine_setup(o.c, r.c)) return &o;
+    if (first == nullptr) first = &o;
   }
-  return NAN;
+  return first;
+}
+
+// The median time of `scheduler` at its defaults where comparable() with r (the same machine
+// settings preferred), NaN when it was not run.
+double reference(const std::vector<CaseResult>& results, const CaseResult& r, const std::string& scheduler,
+                 bool same_threads) {
+  const CaseResult* o = preferring_setup_of(results, r, [&](const CaseResult& o) {
+    return o.c.scheduler->name == scheduler && at_defaults(o) && comparable(o, r, same_threads);
+  });
+  return o == nullptr ? NAN : median(o->wall_ns);
 }
 
 // The fastest peer (registry.hpp: SchedulerEntry::peer) comparable() with r at the same threads:
@@ -211,18 +231,17 @@ bool same_group(const CaseResult& a, const CaseResult& b) {
   return a.block == b.block && a.c.threads == b.c.threads && !b.wall_ns.empty();
 }
 
-bool at_defaults(const CaseResult& r) { return r.c.variant() == r.c.scheduler->name; }
-
-// The case the others of r's block and thread count are compared with (see kReference); null
-// when none ran at its defaults.
+// The case the others of r's block and thread count are compared with (see kReference), other
+// than r itself; null when none ran at its defaults.
 const CaseResult* group_reference(const std::vector<CaseResult>& results, const CaseResult& r) {
-  const CaseResult* first = nullptr;
-  for (const CaseResult& o : results) {
-    if (!same_group(r, o) || !at_defaults(o)) continue;
-    if (o.c.variant() == kReference) return &o;
-    if (first == nullptr) first = &o;
+  const auto candidate = [&](const CaseResult& o) { return &o != &r && same_group(r, o) && at_defaults(o); };
+  if (const CaseResult* o = preferring_setup_of(
+          results, r, [&](const CaseResult& o) { return candidate(o) && o.c.scheduler->name == kReference; })) {
+    return o;
   }
-  return first;
+  // The reference itself is compared with nothing else in its place.
+  if (at_defaults(r) && r.c.scheduler->name == kReference) return nullptr;
+  return preferring_setup_of(results, r, candidate);
 }
 
 // The cases `r` is compared with: its group's reference, and its own scheduler at its defaults;
@@ -239,21 +258,22 @@ std::vector<const CaseResult*> partners(const std::vector<CaseResult>& results, 
     return out;
   }
   const CaseResult* reference = group_reference(results, r);
-  if (reference != nullptr && reference != &r) out.push_back(reference);
-  for (const CaseResult& o : results) {
-    if (&o != &r && &o != reference && same_group(r, o) && at_defaults(o) && o.c.scheduler == r.c.scheduler) {
-      out.push_back(&o);
-    }
-  }
+  if (reference != nullptr) out.push_back(reference);
+  const CaseResult* own = preferring_setup_of(results, r, [&](const CaseResult& o) {
+    return &o != &r && &o != reference && same_group(r, o) && at_defaults(o) && o.c.scheduler == r.c.scheduler;
+  });
+  if (own != nullptr) out.push_back(own);
   return out;
 }
 
 std::string comparisons(const std::vector<CaseResult>& results) {
   std::ostringstream out;
   std::string heading;
+  std::set<std::pair<const CaseResult*, const CaseResult*>> said;  // each pair once, whichever side found it
   for (const CaseResult& r : results) {
     if (r.wall_ns.empty()) continue;
     for (const CaseResult* o : partners(results, r)) {
+      if (!said.insert({std::min<const CaseResult*>(o, &r), std::max<const CaseResult*>(o, &r)}).second) continue;
       const std::string line = comparison(*o, r);
       if (line.empty()) continue;
       const std::string group = workload_key(r) + (r.c.simulated ? " [sim]" : "") + ", " +
@@ -303,6 +323,20 @@ std::string notes(const std::vector<CaseResult>& results) {
   if (simulated) {
     out << "[sim]: run under Valgrind's cache simulator; its times are Valgrind's and are compared only with other "
            "[sim] rows\n";
+  }
+  // Cases set up differently (one pinned, one not) are still compared, as they ran: say so.
+  std::set<std::string> unlike;
+  for (const CaseResult& r : results) {
+    for (const CaseResult* o : partners(results, r)) {
+      if (!same_machine_setup(o->c, r.c)) unlike.insert(r.c.variant() + " with " + o->c.variant());
+    }
+  }
+  if (!unlike.empty()) {
+    std::string pairs;
+    for (const std::string& pair : unlike) pairs += (pairs.empty() ? "" : "; ") + pair;
+    out << "compared as they ran, with different machine settings (pinning, --replica; go-runtime cannot be "
+           "pinned): "
+        << pairs << "\n";
   }
   return out.str();
 }

@@ -70,5 +70,77 @@ TEST(Summary, MarksSpreadAboveTenPercentNoisyAndMediansUnderAMillisecondShort) {
   EXPECT_TRUE(lines[3].ends_with("  short")) << lines[3];
 }
 
+bool registered(const std::string& name) {
+  for (const SchedulerEntry& s : scheduler_registry()) {
+    if (s.name == name) return true;
+  }
+  return false;
+}
+
+// The line of the table whose scheduler column starts with `variant` at `threads`.
+std::string row_of(const std::string& text, const std::string& variant, unsigned threads) {
+  for (std::size_t from = 0, nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+    const std::string line = text.substr(from, nl - from);
+    const auto at = line.find("  " + variant + "  ");
+    if (at != std::string::npos && line.find("  " + std::to_string(threads) + "  ", at + variant.size()) != std::string::npos) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// The summary of the same cases run pinned (as the presets run them) and unpinned: every column
+// finds its reference, and every comparison is made with steal-half, whatever the pinning
+// (go-runtime, which cannot be pinned, is compared with the pinned steal-half and the legend says
+// so). Before, a pinned run showed `-` for vs elision and vs tbb in every row and compared every
+// case with go-runtime, the only name left at its defaults.
+TEST(Summary, FindsEveryReferenceWithPinningOnAndOff) {
+  if (!registered("tbb")) GTEST_SKIP() << "this build has no tbb (the TSan build leaves it out)";
+  for (const std::string pin : {"on", "off"}) {
+    SCOPED_TRACE("pin=" + pin);
+    const ParamValues pinned{{"pin", pin}};
+    std::vector<CaseResult> cases{fib_case("elision", pinned, 1, {1e6, 1e6, 1e6}),
+                                  fib_case("steal-half", pinned, 1, {4e6, 4e6, 4e6}),
+                                  fib_case("central", pinned, 1, {32e6, 32e6, 32e6}),
+                                  fib_case("tbb", pinned, 1, {8e6, 8e6, 8e6}),
+                                  fib_case("go-runtime", {}, 1, {2e6, 2e6, 2e6})};
+    const std::string text = summary_table(cases);
+    const std::string suffix = pin == "on" ? " pin=on" : "";
+    const std::string steal = "steal-half" + suffix, central = "central" + suffix, tbb = "tbb" + suffix;
+    // vs elision (elision / median), vs tbb (median / tbb), vs best peer (the fastest peer: go-runtime).
+    const std::string steal_row = row_of(text, steal, 1), central_row = row_of(text, central, 1),
+                      go_row = row_of(text, "go-runtime", 1);
+    ASSERT_FALSE(steal_row.empty() || central_row.empty() || go_row.empty()) << text;
+    EXPECT_NE(steal_row.find("  0.25x  "), std::string::npos) << steal_row;
+    EXPECT_NE(steal_row.find("  0.50  "), std::string::npos) << steal_row;
+    EXPECT_NE(steal_row.find("2.00 (go-runtime)"), std::string::npos) << steal_row;
+    EXPECT_NE(central_row.find("  0.03x  "), std::string::npos) << central_row;
+    EXPECT_NE(central_row.find("  4.00  "), std::string::npos) << central_row;
+    EXPECT_NE(go_row.find("  0.50x  "), std::string::npos) << go_row;
+    EXPECT_NE(go_row.find("  0.25  "), std::string::npos) << go_row;
+    EXPECT_NE(row_of(text, tbb, 1).find("  1.00  "), std::string::npos) << text;
+    // Every comparison is with steal-half (pinned when the run pins).
+    EXPECT_NE(text.find(steal + " ran 8.00× faster than " + central + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(steal + " ran 2.00× faster than " + tbb + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("go-runtime ran 2.00× faster than " + steal + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("elision" + suffix + " ran 4.00× faster than " + steal + "\n"), std::string::npos) << text;
+    EXPECT_EQ(count(text, "faster than"), 4u) << text;
+    EXPECT_EQ(text.find("faster than go-runtime"), std::string::npos) << text;
+    const bool noted = text.find("compared as they ran, with different machine settings") != std::string::npos;
+    EXPECT_EQ(noted, pin == "on") << text;
+  }
+}
+
+// The A/A control's two replicas are at steal-half's defaults whatever their label: compared
+// with each other once, and every other case with one of them.
+TEST(Summary, ComparesTheReplicasWithEachOtherOnce) {
+  const std::string text = summary_table({fib_case("steal-half", {{"pin", "on"}, {"replica", "a"}}, 2, {10e6, 10e6, 10e6}),
+                                          fib_case("steal-half", {{"pin", "on"}, {"replica", "b"}}, 2, {11e6, 11e6, 11e6}),
+                                          fib_case("fair", {{"pin", "on"}}, 2, {20e6, 20e6, 20e6})});
+  EXPECT_EQ(count(text, "faster than"), 2u) << text;
+  EXPECT_NE(text.find("steal-half pin=on ran 1.10× faster than steal-half pin=on replica=b\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("steal-half pin=on ran 2.00× faster than fair pin=on\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace schedlab
