@@ -8,23 +8,28 @@
 namespace schedlab {
 namespace {
 
-// What a machine whose sysfs describes no cache is assumed to have: the caches of the VMs this
-// suite was built on (docs/platform.md), said so in the sidecar.
+// What a machine that describes no plausible cache (sysfs, else CPUID: metadata.hpp's cache_info)
+// is assumed to have: the caches of the VMs this suite was built on (docs/platform.md), said so
+// in the sidecar. --bytes and --leaf set the sizes by hand.
 constexpr std::uint64_t kAssumedL2 = std::uint64_t{1} << 20;
 constexpr std::uint64_t kAssumedLastLevel = std::uint64_t{32} << 20;
 
-CacheSize cache_at(int level) {
-  const std::size_t bytes = cache_size_bytes(level);
-  if (bytes == 0) return {};
-  return {bytes, "sysfs (/sys/devices/system/cpu/cpu0/cache, level " + std::to_string(level) + ")"};
+CacheSize cache_at(int level, std::string* why) {
+  const std::optional<CacheInfo> c = cache_info(level, false, why);
+  if (!c) return {};
+  return {c->size, c->from + ", level " + std::to_string(level)};
 }
 
 LocalitySizing measure() {
   LocalitySizing s;
-  s.l2 = cache_at(2);
-  if (s.l2.bytes == 0) s.l2 = {kAssumedL2, "assumed: sysfs describes no L2"};
-  for (int level = 4; level >= 2 && s.last_level.bytes == 0; --level) s.last_level = cache_at(level);
-  if (s.last_level.bytes == 0) s.last_level = {kAssumedLastLevel, "assumed: sysfs describes no cache"};
+  std::string why_l2, why_last;
+  s.l2 = cache_at(2, &why_l2);
+  if (s.l2.bytes == 0) s.l2 = {kAssumedL2, "assumed: the machine describes no usable L2 (" + why_l2 + "); give --leaf"};
+  for (int level = 4; level >= 2 && s.last_level.bytes == 0; --level) s.last_level = cache_at(level, &why_last);
+  if (s.last_level.bytes == 0) {
+    s.last_level = {kAssumedLastLevel, "assumed: the machine describes no usable last-level cache (" + why_last +
+                                           "); give --bytes"};
+  }
   const std::uint64_t l2 = std::bit_floor(s.l2.bytes);
   s.sweep_bytes = 16 * l2;
   s.sweep_leaf = l2 / 8;

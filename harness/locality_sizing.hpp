@@ -1,5 +1,6 @@
 // locality_sizing.hpp: the locality workload's sizes when --bytes and --leaf are left at auto,
-// from this machine's caches (sysfs), and where each size came from (the sidecar records both).
+// from this machine's caches (sysfs, else CPUID: metadata.hpp's cache_info), and where each size
+// came from (the sidecar records both).
 //
 //   sweep: an array of 16 x L2 and leaves of L2 / 8 (the per-core L2 rounded down to a power
 //          of two): the array never fits in L2, a leaf always does, and by hand one FIFO queue
@@ -19,12 +20,12 @@ namespace schedlab {
 
 struct CacheSize {
   std::uint64_t bytes = 0;
-  std::string from;  // "sysfs cpu0 level 2" or the assumption made when sysfs does not say
+  std::string from;  // "sysfs (cpu0 index2), level 2" or the assumption made when the machine does not say
 };
 
 struct LocalitySizing {
   CacheSize l2;          // the per-core L2
-  CacheSize last_level;  // the highest level sysfs describes (L3 here; L2 where it is the last)
+  CacheSize last_level;  // the highest level the machine describes (L3 here; L2 where it is the last)
   std::uint64_t sweep_bytes = 0, sweep_leaf = 0;
   std::uint64_t chase_bytes = 0, chase_leaf = 0;
   nlohmann::json json() const;

@@ -16,29 +16,35 @@ constexpr std::uint64_t kMinLine = 16;
 
 const char* kFormat = "SIZE,ASSOC,LINE with SIZE / (ASSOC x LINE) a power of two, e.g. 1M,8,64";
 
-std::optional<CacheGeometry> from_sysfs(int level, bool instruction) {
-  const std::optional<CacheInfo> info = cache_info(level, instruction);
-  if (!info || info->size == 0 || info->ways == 0 || info->line == 0) return std::nullopt;
-  return CacheGeometry{info->size, info->ways, info->line};
-}
+// What the simulator and the model use when the machine describes no plausible cache at a level
+// (no sysfs description and an implausible CPUID, as on a Firecracker guest): a common geometry
+// of the x86 cores of the last decade, said so in the sidecar (`simulator.from`) and on stderr.
+// The claims these caches serve compare orders (LIFO against FIFO), which the simulator shows
+// on any cache of a core's size; --sim-l1 and --sim-ll give the machine's own.
+const CacheGeometry kAssumedD1{32 * 1024, 8, 64};
+const CacheGeometry kAssumedL2{1024 * 1024, 16, 64};
 
-// A cache from an option when given, else from sysfs; `what` names it in errors.
-CacheGeometry choose(const std::string& option_value, const std::string& option,
-                     std::optional<CacheGeometry> sysfs, const std::string& what, std::string& from) {
+// A cache from an option when given, else the machine's (cache_info: sysfs, else CPUID), else
+// the assumption; `what` names it, `from` says where it came from.
+CacheGeometry choose(const std::string& option_value, const std::string& option, int level, const std::string& what,
+                     const CacheGeometry& assumed, std::string& from) {
   if (!option_value.empty()) {
     from = option;
     return parse_geometry(option_value, option);
   }
-  if (!sysfs) {
-    throw ParamError("this machine's sysfs does not describe its " + what +
-                     " (size, ways and line size); give " + option + " " + kFormat);
+  std::string why;
+  if (const std::optional<CacheInfo> info = cache_info(level, false, &why)) {
+    const CacheGeometry g{info->size, info->ways, info->line};
+    if (const std::string problem = geometry_problem(g); !problem.empty()) {
+      why = info->from + " gives " + g.text() + ", which Valgrind cannot simulate: " + problem;
+    } else {
+      from = info->from;
+      return g;
+    }
   }
-  if (const std::string problem = geometry_problem(*sysfs); !problem.empty()) {
-    throw ParamError("this machine's " + what + " (" + sysfs->text() + ") cannot be simulated: " + problem +
-                     "; give " + option + " " + kFormat);
-  }
-  from = "sysfs (cpu0)";
-  return *sysfs;
+  from = "assumed " + assumed.text() + ": this machine describes no usable " + what + " (" + why + "); give " +
+         option + " " + kFormat + " for its own";
+  return assumed;
 }
 
 }  // namespace
@@ -89,18 +95,20 @@ nlohmann::json SimGeometry::json() const {
 
 SimGeometry resolve_sim_geometry(const std::string& l1, const std::string& ll) {
   SimGeometry g;
-  g.d1 = choose(l1, "--sim-l1", from_sysfs(1, false), "L1 data cache", g.d1_from);
-  g.ll = choose(ll, "--sim-ll", from_sysfs(2, false), "per-core L2 cache", g.ll_from);
+  g.d1 = choose(l1, "--sim-l1", 1, "L1 data cache", kAssumedD1, g.d1_from);
+  g.ll = choose(ll, "--sim-ll", 2, "per-core L2 cache", kAssumedL2, g.ll_from);
   // Valgrind needs an I1 too; nothing reads its counts. The machine's own, else D1's shape.
-  const std::optional<CacheGeometry> i1 = from_sysfs(1, true);
-  if (i1 && geometry_problem(*i1).empty()) {
-    g.i1 = *i1;
-    g.i1_from = "sysfs (cpu0)";
+  const std::optional<CacheInfo> i1 = cache_info(1, true);
+  if (i1 && geometry_problem(CacheGeometry{i1->size, i1->ways, i1->line}).empty()) {
+    g.i1 = CacheGeometry{i1->size, i1->ways, i1->line};
+    g.i1_from = i1->from;
   } else {
     g.i1 = g.d1;
-    g.i1_from = "as D1 (sysfs describes no usable L1 instruction cache)";
+    g.i1_from = "as D1 (the machine describes no usable L1 instruction cache)";
   }
   return g;
 }
+
+bool SimGeometry::assumed() const { return d1_from.rfind("assumed", 0) == 0 || ll_from.rfind("assumed", 0) == 0; }
 
 }  // namespace schedlab

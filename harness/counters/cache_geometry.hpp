@@ -1,12 +1,14 @@
 // cache_geometry.hpp: the caches the simulator (`--counters sim`) and the per-core model
 // (`--counters model`) use, and where their sizes come from.
 //
-// By default they are this machine's own, from sysfs: D1 = the L1 data cache, LL = the per-core
-// L2, because the claims they serve are about the core's own cache (the seed: a child finds its
-// half "still in cache" on the core that ran its parent). I1 = the L1 instruction cache (needed
-// by Valgrind, reported nowhere). Valgrind's own detection is not used: on this project's VMs it
-// misreads the L3 (docs/platform.md). `--sim-l1` and `--sim-ll SIZE,ASSOC,LINE` override D1 and
-// LL; the model uses the LL geometry, so one option sets both.
+// By default they are this machine's own (metadata.hpp's cache_info: sysfs, else CPUID): D1 = the
+// L1 data cache, LL = the per-core L2, because the claims they serve are about the core's own
+// cache (the seed: a child finds its half "still in cache" on the core that ran its parent). I1 =
+// the L1 instruction cache (needed by Valgrind, reported nowhere). Valgrind's own detection is not
+// used: on this project's VMs it misreads the L3 (docs/platform.md). `--sim-l1` and `--sim-ll
+// SIZE,ASSOC,LINE` override D1 and LL; the model uses the LL geometry, so one option sets both.
+// A machine that describes no plausible cache gets a stated assumption (32K,8,64 and 1M,16,64),
+// named in the sidecar and on stderr, never a refusal of the default presets.
 #pragma once
 
 #include <cstdint>
@@ -40,11 +42,12 @@ struct SimGeometry {
   CacheGeometry i1, d1, ll;
   std::string i1_from, d1_from, ll_from;
   nlohmann::json json() const;  // for the sidecar
+  bool assumed() const;         // D1 or LL is the assumption, not this machine's
 };
 
-// This machine's caches, with `l1` / `ll` (when not empty) overriding D1 / LL. Throws
-// ParamError naming the missing cache and the option that supplies it when sysfs does not
-// describe one, or when sysfs's geometry is one Valgrind cannot simulate.
+// This machine's caches, with `l1` / `ll` (when not empty) overriding D1 / LL; where the machine
+// describes no usable one, the assumption, its `from` saying so and naming the option. Throws
+// ParamError for a malformed option.
 SimGeometry resolve_sim_geometry(const std::string& l1, const std::string& ll);
 
 }  // namespace schedlab
