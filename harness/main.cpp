@@ -49,6 +49,7 @@
 #include "row.hpp"
 #include "runner.hpp"
 #include "served_subject.hpp"
+#include "speed_probe.hpp"
 #include "sim_subject.hpp"
 #include "summary.hpp"
 
@@ -187,6 +188,7 @@ std::string dry_run_text(const RunRequest& request, const std::vector<Case>& cas
 
 int report_outcome(const RunOutcome& outcome, const std::string& out_path) {
   std::cout << summary_table(outcome.results);
+  if (!outcome.results.empty()) std::cout << describe_machine(outcome.machine);
   std::cout << "rows: " << outcome.rows << " in " << out_path << " (metadata: " << metadata_path_for(out_path)
             << ")\n";
   int code = kExitFailed;
@@ -222,6 +224,15 @@ int cmd_run(RunRequest request, const std::string& out, const std::string& prese
   }
   check_output_paths(request);
   const std::vector<Case> cases = plan(request);
+  try {
+    if (const auto scale = probe_scale_from_env()) {
+      std::fprintf(stderr, "schedlab: note: %s is set: CPU %d's speed-probe readings are multiplied by %g from %g s on "
+                           "(a test hook; its real speed is not)\n",
+                   kProbeScaleEnv, scale->cpu, scale->factor, scale->after_s);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ParamError(e.what());
+  }
   HwCounters events(parse_counters(request.counters).events);
   if (request.require_counters) require_counters(events);
   if (request.memory_budget != 0) set_memory_budget(request.memory_budget);
@@ -278,10 +289,10 @@ std::string param_defaults(const std::string& name) {
 // --sim-l1 / --sim-ll, on `run` and on `counters` (which shows the geometry a run would use).
 void add_geometry_options(CLI::App& cmd, std::string& sim_l1, std::string& sim_ll) {
   cmd.add_option("--sim-l1", sim_l1,
-                 "Simulated L1 data cache as SIZE,ASSOC,LINE (default: this machine's, from sysfs)");
+                 "Simulated L1 data cache as SIZE,ASSOC,LINE (default: this machine's, from sysfs or CPUID)");
   cmd.add_option("--sim-ll", sim_ll,
                  "Simulated last-level cache, also the model's per-core cache, as SIZE,ASSOC,LINE (default: this "
-                 "machine's per-core L2, from sysfs)");
+                 "machine's per-core L2, from sysfs or CPUID)");
 }
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {

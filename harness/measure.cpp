@@ -35,33 +35,6 @@ Usage process_usage() {
   return {ns(u.ru_utime) + ns(u.ru_stime), u.ru_nvcsw, u.ru_nivcsw};
 }
 
-// The machine's busy (user, nice, system, irq, softirq) and steal ticks from /proc/stat's first
-// line; -1 for what cannot be read.
-void read_machine_ticks(MachineSample& s) {
-  std::ifstream in("/proc/stat");
-  std::string line;
-  if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return;
-  std::istringstream fields(line.substr(4));
-  double v[8] = {};  // user nice system idle iowait irq softirq steal
-  int n = 0;
-  while (n < 8 && fields >> v[n]) ++n;
-  if (n < 7) return;
-  s.busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6];
-  if (n == 8) s.steal_ticks = v[7];
-}
-
-// This process and its waited-for children (the go-runtime program), user + system.
-double own_cpu_ns() {
-  auto ns = [](const rusage& u) {
-    auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3; };
-    return tv(u.ru_utime) + tv(u.ru_stime);
-  };
-  rusage self{}, children{};
-  ::getrusage(RUSAGE_SELF, &self);
-  ::getrusage(RUSAGE_CHILDREN, &children);
-  return ns(self) + ns(children);
-}
-
 std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
@@ -69,30 +42,6 @@ std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-MachineSample sample_machine() {
-  MachineSample s;
-  read_machine_ticks(s);
-  s.own_ns = own_cpu_ns();
-  s.steady_ns = static_cast<double>(steady_ns(std::chrono::steady_clock::now()));
-  s.unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  double load[1];
-  if (::getloadavg(load, 1) == 1) s.loadavg_1m = load[0];
-  return s;
-}
-
-MachineLoad machine_load(const MachineSample& before, const MachineSample& after) {
-  MachineLoad m;
-  m.loadavg_1m = before.loadavg_1m;
-  m.started_unix_s = before.unix_s;
-  if (before.busy_ticks < 0 || after.busy_ticks < 0) return m;
-  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  const double others = (after.busy_ticks - before.busy_ticks) * tick_ns - (after.own_ns - before.own_ns);
-  m.other_cpu_ns = others > 0 ? others : 0;  // tick rounding can put it slightly below
-  if (before.steal_ticks >= 0 && after.steal_ticks >= 0) m.steal_ns = (after.steal_ticks - before.steal_ticks) * tick_ns;
-  const double capacity = (after.steady_ns - before.steady_ns) * usable_cpus();
-  m.noisy = *m.other_cpu_ns >= kNoisyMinTicks * tick_ns && capacity > 0 && *m.other_cpu_ns > kNoisyShare * capacity;
-  return m;
-}
 
 std::string child_error_line(const std::string& stderr_path) {
   std::ifstream in(stderr_path);

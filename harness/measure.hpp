@@ -15,10 +15,9 @@
 // row is ever written for a run that computed the wrong thing; a run that ran out of threads or
 // memory throws ResourceError (scheduler.hpp) naming the case.
 //
-// Around every repetition of a block the runner samples the machine too (/proc/stat, the load
-// average): what other processes and the hypervisor took while it ran. A repetition during
-// which other processes used more than kNoisyShare of the machine is flagged, and the claims
-// leave it out.
+// Around every repetition of a block the runner accounts for the machine too (machine_load.hpp:
+// what other processes and the hypervisor took from each row's CPUs while it ran; the speed
+// probe, speed_probe.hpp), and sets each Measurement's `machine`.
 #pragma once
 
 #include <chrono>
@@ -34,6 +33,7 @@
 #include "counters/cache_geometry.hpp"
 #include "counters/sim.hpp"
 #include "footprint.hpp"
+#include "machine_load.hpp"
 #include "cpu_pin.hpp"
 #include "plan.hpp"
 #include "scheduler.hpp"
@@ -44,45 +44,6 @@ namespace schedlab {
 class ChromeTrace;
 class HwCounters;
 class SchedTracer;
-
-// A repetition is flagged noisy when other processes used more than this share of the machine's
-// CPU time during it (other_cpu_ns / (its duration x usable CPUs)). A tenth: enough to shift a
-// comparison of two schedulers by more than the smallest effects the claims look for, and far
-// above what the harness's own helper threads use.
-inline constexpr double kNoisyShare = 0.10;
-// ... and at least this many clock ticks of it: /proc/stat counts in ticks (1/USER_HZ s, 10 ms
-// on common kernels) while this process's own time is exact, so their difference is off by up
-// to about a tick per CPU at each end of the window.
-inline constexpr double kNoisyMinTicks = 3;
-
-// What the machine was doing during one repetition of a block (every case of it once: the unit
-// of comparison), from /proc/stat and the load average, and how fast its CPUs ran (the speed
-// probe, speed_probe.hpp, set by the runner).
-struct MachineLoad {
-  std::optional<double> loadavg_1m;    // at the start
-  std::optional<double> other_cpu_ns;  // CPU time of every other process (never below 0)
-  std::optional<double> steal_ns;      // time the hypervisor ran someone else, if reported
-  std::optional<bool> noisy;           // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
-  std::optional<double> started_unix_s;  // when the repetition began (CLOCK_REALTIME)
-  std::optional<double> probe_slowest;   // SpeedVerdict::slowest
-  std::optional<double> probe_spread;    // SpeedVerdict::spread
-  std::optional<double> probe_together;  // SpeedVerdict::together; none with one CPU
-  std::optional<bool> slow_cpu;          // SpeedVerdict::slow
-
-  // The claims leave the repetition out (scripts/schedlab_results/load.py, FLAGS).
-  bool flagged() const { return noisy.value_or(false) || slow_cpu.value_or(false); }
-};
-
-// The machine before a repetition, to be compared with after it by machine_load().
-struct MachineSample {
-  double busy_ticks = -1, steal_ticks = -1;  // /proc/stat; -1: not readable / not reported
-  double own_ns = 0;                         // this process and its waited-for children
-  double steady_ns = 0;
-  double unix_s = 0;  // CLOCK_REALTIME, for lining rows up with other logs
-  std::optional<double> loadavg_1m;
-};
-MachineSample sample_machine();
-MachineLoad machine_load(const MachineSample& before, const MachineSample& after);
 
 // What the workload says about itself for one case, computed, not measured. The same for every
 // repetition of the case, so the runner asks once per case and copies it into each Measurement.
@@ -100,7 +61,7 @@ struct Measurement {
   std::optional<double> cpu_ns;       // process user + system time during the run (getrusage)
   std::optional<long> nvcsw, nivcsw;  // process voluntary / involuntary context switches
   std::map<std::string, long long> events;  // hardware/kernel events by CSV column
-  MachineLoad machine;  // of the block repetition this measurement belongs to (set by the runner)
+  MachineLoad machine;  // on its CPUs, during its block repetition (set by the runner)
   WorkloadFacts facts;  // of the case this measurement belongs to (set by the runner)
   // Times of the same block repetition that this one is compared with (set by the runner; absent
   // when the block did not measure them): the sequential elision's wall_ns (T_S), and this

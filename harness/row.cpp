@@ -205,42 +205,49 @@ void machine(std::vector<Column>& s) {
   s.push_back({"loadavg_1m", T::real, "", "machine", "1-minute load average at the start of the block's repetition",
                "the kernel does not report it", [](const RowContext& r) { return optional_cell(r.m.machine.loadavg_1m, 2); }});
   s.push_back({"other_cpu_ns", T::integer, "ns", "machine",
-               "CPU time other processes used during the block's repetition (every case of the block once): "
-               "/proc/stat busy time minus this process and its children, at /proc/stat's 10 ms resolution",
+               "CPU time other processes used on the CPUs the row's case ran on (its first `threads` CPUs with "
+               "--pin on, else every usable one) during the block's repetition (every case of the block once): "
+               "/proc/stat's busy time of those CPUs minus the most of it this process can have used, so a lower "
+               "bound, at /proc/stat's 10 ms resolution",
                "/proc/stat cannot be read", [](const RowContext& r) { return optional_cell(r.m.machine.other_cpu_ns, 0); }});
   s.push_back({"steal_ns", T::integer, "ns", "machine",
-               "time the hypervisor gave this VM's CPUs to others during the block's repetition (/proc/stat steal)",
+               "time the hypervisor gave the row's CPUs to others during the block's repetition (/proc/stat steal)",
                "the kernel reports no steal time", [](const RowContext& r) { return optional_cell(r.m.machine.steal_ns, 0); }});
   s.push_back({"noisy", T::integer, "", "machine",
                "1 when other processes used more than " + std::to_string(static_cast<int>(kNoisyShare * 100)) +
-                   "% of the machine's CPU time during the block's repetition (and at least " +
+                   "% of the CPU time of the row's CPUs during the block's repetition (other_cpu_ns, and at least " +
                    std::to_string(static_cast<int>(kNoisyMinTicks)) +
-                   " clock ticks of it, above /proc/stat's rounding); claims leave such repetitions out",
+                   " clock ticks of it, above /proc/stat's rounding); claims leave such rows out",
                "other_cpu_ns is not measured", [](const RowContext& r) {
                  return r.m.machine.noisy ? std::string(*r.m.machine.noisy ? "1" : "0") : std::string();
                }});
   s.push_back({"slow_cpu", T::integer, "", "machine",
-               "1 when the speed probe (a fixed spin on every CPU this process may use, before and after the block's "
-               "repetition) ran more than " + std::to_string(static_cast<int>(kSlowCpuShare * 100)) +
-                   "% slower than that CPU's median so far in the run, two CPUs' relative speeds differed by more "
-                   "than that, or the spins on every CPU at once ran that much slower than their median "
-                   "(probe_slowest, probe_spread, probe_together); claims leave such repetitions out",
+               "1 when the speed of one of the row's CPUs changed during the block's repetition: the speed probe (a "
+               "fixed spin on each CPU, and on every CPU at once, before and after the block's repetition) changed "
+               "by more than " + std::to_string(static_cast<int>(kSlowCpuShare * 100)) +
+                   "% either way on one of them, or at once for a case on several (probe_change); claims leave such "
+                   "rows out",
                kNeverEmpty, [](const RowContext& r) {
                  return r.m.machine.slow_cpu ? std::string(*r.m.machine.slow_cpu ? "1" : "0") : std::string();
                }});
-  s.push_back({"probe_slowest", T::real, "", "machine",
-               "the speed probe's slowest time around the block's repetition over its CPU's median so far in the run "
-               "(1.00: as fast as usual; 2.00: half speed)",
-               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_slowest, 3); }});
+  s.push_back({"probe_change", T::real, "", "machine",
+               "the largest ratio, either way, between a probe after the block's repetition and before it, over the "
+               "row's CPUs (and the spins at once for a case on several): 1.00 the speed held still, 2.00 it halved "
+               "or doubled",
+               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_change, 3); }});
   s.push_back({"probe_spread", T::real, "", "machine",
-               "the largest ratio between two CPUs' relative probe times at the start or the end of the block's "
-               "repetition (1.00: every CPU as fast as usual relative to itself)",
+               "the slowest of the row's CPUs over the fastest, in absolute time for the same spin, before or after "
+               "the block's repetition (the larger): 1.00 CPUs of equal speed, 1.50 one ran 1.5x slower; above " +
+                   fixed(kUnequalCpuRatio, 2) +
+                   " the claims do not judge a comparison of this row with one at 1 thread on this block",
                kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_spread, 3); }});
   s.push_back({"probe_together", T::real, "", "machine",
-               "the speed probe's spins on every CPU at once (started together; the time from the first start to "
-               "the last end) around the block's repetition, over their median so far in the run (2.00: the CPUs "
-               "ran only in turns, as when the hypervisor runs two vCPUs on one core)",
-               "this process may use one CPU: nothing runs at once",
+               "the spins on every CPU at once (started together; the time from the first start to the last end) "
+               "over the slowest CPU's spin alone, before or after the block's repetition (the larger): about 1 when "
+               "the CPUs run at once, about 2 when the host runs them only in turns; above " +
+                   fixed(kInTurnsRatio, 2) +
+                   " the claims do not judge a comparison of this row with one at 1 thread on this block",
+               "the row's case ran on one CPU, or this process may use one",
                [](const RowContext& r) { return optional_cell(r.m.machine.probe_together, 3); }});
   s.push_back({"oversubscribed", T::integer, "", "machine",
                "1 when the case has more worker threads than CPUs this process may use; claims leave it out",

@@ -19,8 +19,11 @@
 #include "counters/hw_counters.hpp"
 #include "csv.hpp"
 #include "go_reference.hpp"
+#include "machine_load.hpp"
+#include "machine_timeline.hpp"
 #include "measure.hpp"
 #include "memory_budget.hpp"
+#include "metadata.hpp"
 #include "row.hpp"
 #include "schedtrace.hpp"
 #include "served_subject.hpp"
@@ -51,13 +54,26 @@ constexpr char kInterleaving[] =
 
 // The sidecar's word on replacement repetitions.
 constexpr char kReplacementRule[] =
-    "a block repetition flagged slow_cpu or noisy is left out of the claims; after the run's repetitions of a "
-    "part, each block with such repetitions is measured again, one extra repetition per flagged one (those "
-    "flagged in turn included), at most max_per_block extra per block, in rounds interleaved and shuffled like "
-    "the others (rep = reps, reps + 1, ...); before each round the runner waits, up to max_wait_s, until other "
-    "processes use under the `noisy` share of the machine over 0.1 s and a speed probe taken then is not "
-    "slow; `blocks` gives the extra repetitions per block_index, `waits` the rounds, the seconds waited and "
-    "the rounds that ran after the longest wait with the machine still unsteady";
+    "a row flagged slow_cpu or noisy is left out of the claims; after the run's repetitions of a group of "
+    "configurations, each block with such rows is measured again, one extra repetition per flagged block "
+    "repetition (those flagged in turn included), at most max_per_block extra per block, in rounds interleaved "
+    "and shuffled like the others (rep = reps, reps + 1, ...), within a time budget: the replacements and the "
+    "waits before them take at most budget_share of the time the group's planned repetitions took. Before each "
+    "round the runner waits, up to max_wait_s and half of what is left of the budget, until other processes use "
+    "under the "
+    "`noisy` share of each CPU over 0.1 s and the CPUs' speed holds still over it. `blocks` gives the extra "
+    "repetitions per block_index; `waits` the rounds, the seconds waited and the rounds that ran after the "
+    "longest wait with the machine still unsteady; `groups` each group's planned seconds, its budget and what "
+    "it used; `unreplaced` the flagged block repetitions per block_index that the budget (or max_per_block) left "
+    "unreplaced: the claims leave them out, and the report names them";
+
+// The replacements and waits of a group take at most this share of the time its planned
+// repetitions took. A quarter: a preset then finishes within 1.25 times its planned phase
+// whatever the machine does (on a fresh cloud VM whose second vCPU stayed 1.5x slower for ten
+// minutes, an unbounded rule ran 4,550 replacement repetitions and the quick preset took 25
+// minutes instead of 6), and a quiet run's few replacements (6-77 in the quick preset's 5,825
+// repetitions) fit many times over.
+constexpr double kReplacementBudgetShare = 0.25;
 
 // Before a round of replacements, the runner waits at most this long for a steady machine. The
 // phases that flag repetitions last seconds (a co-tenant's bursts of 2-5 s in scripts/cotenant,
@@ -117,6 +133,8 @@ struct RunState {
   ProgressLine& progress;
   SchedTracer& schedtrace;
   SpeedProbe& probe;
+  MachineTimeline& timeline;
+  unsigned usable = 1;        // CPUs this process may use (case_cpus' indices run below it)
   std::size_t done = 0;       // repetitions measured so far
   unsigned next_block = 0;    // the block_index of the next configuration planned
   std::uint64_t clock = 0;    // counts uses of subjects, for least-recently-used eviction
@@ -126,6 +144,8 @@ struct RunState {
   nlohmann::json replaced = nlohmann::json::object();  // extra repetitions per block_index, for the sidecar
   unsigned steady_waits = 0, steady_timeouts = 0;      // replacement rounds waited before, and given up on
   double steady_wait_s = 0;                            // seconds waited in all
+  nlohmann::json budgets = nlohmann::json::array();    // per group: planned seconds, budget, used
+  nlohmann::json unreplaced = nlohmann::json::object();  // flagged block repetitions left unreplaced, per block_index
   BuildServers servers;  // an A/B run's, by Case::build
 };
 
@@ -148,8 +168,9 @@ struct Block {
   bool prepared = false;
   std::vector<LiveCase> cases;
   std::uint64_t input_bytes = 0;  // resident memory its prepare() took
-  unsigned flagged = 0;   // its repetitions flagged slow_cpu or noisy so far
+  unsigned flagged = 0;   // its repetitions with a row flagged slow_cpu or noisy so far
   unsigned replaced = 0;  // extra repetitions run to replace them
+  double last_repetition_s = 0;  // how long its last repetition took, probes included
 };
 
 // Worker threads a case's subject keeps alive (the go-runtime program's are another process's).
@@ -259,6 +280,7 @@ class Group {
     }
     std::vector<std::size_t> order(blocks.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto planned_start = std::chrono::steady_clock::now();
     for (unsigned rep = 0; rep < run_.request.reps; ++rep) {
       std::shuffle(order.begin(), order.end(), run_.order);
       for (std::size_t i : order) {
@@ -270,16 +292,30 @@ class Group {
     // Replacements (kReplacementRule): a slow phase of the machine costs the blocks it fell on
     // repetitions, which the claims leave out, so their intervals widen and a verdict can turn
     // inconclusive where a quiet run's held. Each flagged repetition earns its block one more,
-    // in rounds over the blocks still short, until none is or each has had its maximum.
-    for (unsigned extra = 0; extra < run_.request.replace_flagged; ++extra) {
+    // in rounds over the blocks still short, until none is, each has had its maximum, or the
+    // group's budget is spent (a machine that stays disturbed would flag the replacements too).
+    const auto since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    const double planned_s = since(planned_start);
+    const double budget_s = kReplacementBudgetShare * planned_s;
+    const auto replacing_start = std::chrono::steady_clock::now();
+    bool budget_spent = false;
+    for (unsigned extra = 0; extra < run_.request.replace_flagged && !budget_spent; ++extra) {
       std::vector<std::size_t> short_blocks;
       for (std::size_t i = 0; i < blocks.size(); ++i) {
         if (blocks[i]->flagged > blocks[i]->replaced) short_blocks.push_back(i);
       }
       if (short_blocks.empty()) break;
-      if (!wait_until_steady()) return false;
+      // Half of what is left at most: waiting must not eat the budget the replacements need.
+      if (!wait_until_steady((budget_s - since(replacing_start)) / 2)) return false;
       std::shuffle(short_blocks.begin(), short_blocks.end(), run_.order);
       for (std::size_t i : short_blocks) {
+        // The next repetition of this block is expected to last as long as its last one.
+        if (since(replacing_start) + blocks[i]->last_repetition_s > budget_s) {
+          budget_spent = true;
+          break;
+        }
         std::shuffle(orders[i].begin(), orders[i].end(), run_.order);
         build_if_all_fit();
         if (!repetition(*blocks[i], orders[i], run_.request.reps + extra)) return false;
@@ -287,6 +323,16 @@ class Group {
         run_.replaced[std::to_string(blocks[i]->index)] = blocks[i]->replaced;
       }
     }
+    nlohmann::json left = nlohmann::json::object();
+    for (const Block* b : blocks) {
+      if (b->flagged > b->replaced) left[std::to_string(b->index)] = b->flagged - b->replaced;
+    }
+    run_.unreplaced.update(left);
+    run_.budgets.push_back({{"blocks", indices()},
+                            {"planned_s", planned_s},
+                            {"budget_s", budget_s},
+                            {"used_s", since(replacing_start)},
+                            {"spent", budget_spent}});
     return true;
   }
 
@@ -297,18 +343,20 @@ class Group {
 
   bool repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep);
 
-  // Waits (kSteadyWaitMax at most) until other processes leave the machine and a speed probe is
-  // unflagged; false when the run was interrupted meanwhile. Executed only by the runner's thread,
-  // between repetitions (the probe pins it).
-  bool wait_until_steady() {
+  // Waits (kSteadyWaitMax at most, and at most `budget_s`, about) until other processes leave every CPU
+  // and the CPUs' speed holds still; false when the run was interrupted meanwhile. Executed only
+  // by the runner's thread, between repetitions (the probe pins it).
+  bool wait_until_steady(double budget_s) {
     const auto start = std::chrono::steady_clock::now();
+    const auto limit = std::min<std::chrono::duration<double>>(kSteadyWaitMax, std::chrono::duration<double>(budget_s));
     bool steady = false;
-    while (!steady) {
+    while (!steady && std::chrono::steady_clock::now() - start < limit) {
       if (g_stop_requested.load()) return false;
-      const MachineSample before = sample_machine();
-      std::this_thread::sleep_for(kSteadyWindow);
-      steady = !machine_load(before, sample_machine()).noisy.value_or(false) && run_.probe.steady_now();
-      if (!steady && std::chrono::steady_clock::now() - start >= kSteadyWaitMax) break;
+      BlockLoad window;
+      const bool speed_held = run_.probe.steady_over([] { std::this_thread::sleep_for(kSteadyWindow); });
+      window.finish();
+      steady = speed_held;
+      for (unsigned cpu = 0; cpu < run_.usable && steady; ++cpu) steady = !window.on({cpu}).noisy.value_or(false);
     }
     ++run_.steady_waits;
     if (!steady) ++run_.steady_timeouts;
@@ -364,11 +412,12 @@ class Group {
 
 // One repetition of a block: every case once, in the order given, between two probes of the
 // CPUs' speed. Rows are written when the repetition ends (or stops early), because the machine's
-// load and speed they carry are the whole repetition's: the unit the claims compare within.
+// load and speed they carry are the whole repetition's, each on the CPUs its own case ran on
+// (machine_load.hpp, speed_probe.hpp): the unit the claims compare within.
 class BlockRepetition {
  public:
   BlockRepetition(RunState& run, const Block& block, unsigned rep)
-      : run_(run), block_(block), rep_(rep), probe_before_(run.probe.start()), before_(sample_machine()) {}
+      : run_(run), block_(block), rep_(rep), probe_before_(run.probe.start()) {}
   // When a case failed or a stop came, the cases measured before it keep their rows; an error
   // writing them is dropped here, the one already propagating says what went wrong first.
   ~BlockRepetition() {
@@ -378,13 +427,15 @@ class BlockRepetition {
     }
   }
 
-  // Whether the repetition is flagged slow_cpu or noisy (the claims leave it out); after write().
-  bool flagged() const {
-    return load_ && load_->flagged();
-  }
+  // Whether a row of the repetition was flagged slow_cpu or noisy (the claims leave such rows
+  // out, and the block earns a replacement); after write().
+  bool flagged() const { return flagged_ > 0; }
 
   void measure(LiveCase& l, Subject& subject) {
-    measured_.emplace_back(&l, subject.measure(*l.workload, /*traced=*/rep_ == 0));
+    load_.case_begin();
+    Measurement m = subject.measure(*l.workload, /*traced=*/rep_ == 0);
+    load_.case_end(case_cpus(*l.c, run_.usable));
+    measured_.emplace_back(&l, std::move(m));
     ++run_.done;
   }
 
@@ -394,18 +445,29 @@ class BlockRepetition {
   // writes none twice.
   void write() {
     if (measured_.empty()) return;
-    if (!load_) {
-      load_ = machine_load(before_, sample_machine());
-      const SpeedVerdict speed = run_.probe.judge(probe_before_, run_.probe.end());
-      load_->probe_slowest = speed.slowest;
-      load_->probe_spread = speed.spread;
-      if (!std::isnan(speed.together)) load_->probe_together = speed.together;
-      load_->slow_cpu = speed.slow;
+    if (!probe_after_) {
+      load_.finish();
+      probe_after_ = run_.probe.end();
+      unsigned noisy = 0, slow = 0;
+      for (auto& [l, m] : measured_) {
+        const std::vector<unsigned> cpus = case_cpus(*l->c, run_.usable);
+        m.machine = load_.on(cpus);
+        const SpeedVerdict speed = SpeedProbe::verdict(probe_before_, *probe_after_, cpus);
+        m.machine.probe_change = speed.change;
+        m.machine.probe_spread = speed.spread;
+        if (!std::isnan(speed.together)) m.machine.probe_together = speed.together;
+        m.machine.slow_cpu = speed.slow;
+        noisy += m.machine.noisy.value_or(false);
+        slow += speed.slow;
+        flagged_ += m.machine.flagged();
+      }
+      run_.probe.count_block(flagged_ > 0);
+      run_.timeline.add_block(load_.started_unix_s(), load_.duration_s(), load_.other_share_per_cpu(), probe_before_,
+                              *probe_after_, static_cast<unsigned>(measured_.size()), noisy, slow);
     }
     set_reference_times();
     while (!measured_.empty()) {
       auto& [l, m] = measured_.front();
-      m.machine = *load_;
       m.facts = l->facts;
       run_.out.csv().write_row(
           row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, block_.index, rep_, m}));
@@ -439,12 +501,14 @@ class BlockRepetition {
   const Block& block_;
   const unsigned rep_;
   const SpeedProbe::Point probe_before_;
-  const MachineSample before_;
-  std::optional<MachineLoad> load_;  // set when the repetition's rows are first written
+  BlockLoad load_;  // after probe_before_: the probe is no part of the block's accounting
+  std::optional<SpeedProbe::Point> probe_after_;  // set when the repetition's rows are first written
+  unsigned flagged_ = 0;  // its rows flagged
   std::vector<std::pair<LiveCase*, Measurement>> measured_;
 };
 
 bool Group::repetition(Block& b, const std::vector<LiveCase*>& order, unsigned rep) {
+  const auto start = std::chrono::steady_clock::now();
   BlockRepetition repetition(run_, b, rep);
   for (LiveCase* l : order) {
     if (g_stop_requested.load()) return false;
@@ -455,6 +519,7 @@ bool Group::repetition(Block& b, const std::vector<LiveCase*>& order, unsigned r
   }
   repetition.write();
   if (repetition.flagged()) ++b.flagged;
+  b.last_repetition_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 
@@ -565,7 +630,8 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   ProgressLine progress(r.progress, cases.size() * r.reps);
   SchedTracer schedtrace(r.schedtrace_ms);
   SpeedProbe probe;
-  RunState run{r, out, events, progress, schedtrace, probe, 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
+  MachineTimeline timeline(probe.cpus());
+  RunState run{r, out, events, progress, schedtrace, probe, timeline, usable_cpus(), 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
   run.servers = std::move(servers);
 
   RunOutcome outcome;
@@ -589,12 +655,17 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
                        {{"rule", kReplacementRule},
                         {"max_per_block", r.replace_flagged},
                         {"max_wait_s", std::chrono::duration<double>(kSteadyWaitMax).count()},
+                        {"budget_share", kReplacementBudgetShare},
                         {"blocks", run.replaced},
+                        {"groups", run.budgets},
+                        {"unreplaced", run.unreplaced},
                         {"waits",
                          {{"rounds", run.steady_waits},
                           {"seconds", run.steady_wait_s},
                           {"still_unsteady", run.steady_timeouts}}}});
   out.sidecar().record("speed_probe", probe.summary());
+  out.sidecar().record("machine_timeline", timeline.json(probe.points()));
+  for (const MachineTimeline::Episode& e : timeline.episodes()) outcome.machine.push_back(e);
   if (!run.servers.empty()) {
     nlohmann::json builds = nlohmann::json::object();
     for (const auto& [build, server] : run.servers) builds[build] = server->describe();

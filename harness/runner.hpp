@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_timeline.hpp"
 #include "plan.hpp"
 #include "served_subject.hpp"
 
@@ -42,6 +43,8 @@ struct RunOutcome {
   std::string sidecar_error;  // set when the sidecar could not be finished (the rows are in the CSV)
   std::vector<CaseResult> results;
   std::size_t rows = 0;
+  // What the machine did during the run (machine_timeline.hpp), for the summary.
+  std::vector<MachineTimeline::Episode> machine;
 };
 
 // Set by the signal watcher: finish the repetition in progress, then stop.

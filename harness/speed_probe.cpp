@@ -7,6 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +30,16 @@ constexpr std::uint64_t kSpinIterations = std::uint64_t{1} << 16;
 constexpr int kSpinsPerProbe = 3;
 // Probes of each CPU when the run starts, before any block: the median's first values.
 constexpr int kCalibration = 5;
+
+double median_of(std::vector<double> h) {
+  if (h.empty()) return NAN;
+  std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2), h.end());
+  return h[h.size() / 2];
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 double spin_ns() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -157,89 +171,142 @@ class SpinGang {
   std::vector<std::thread> threads_;  // last: started once everything they use exists
 };
 
-SpeedProbe::SpeedProbe() : cpus_(allowed_cpus()), history_(cpus_.size()) {
+std::optional<ProbeScale> probe_scale_from_env() {
+  const char* text = std::getenv(kProbeScaleEnv);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  ProbeScale s;
+  char tail = '\0';
+  const std::string value(text);
+  int fields = 0;
+  if (value.find('@') == std::string::npos) {
+    fields = std::sscanf(text, "%d:%lf%c", &s.cpu, &s.factor, &tail);
+    if (fields == 2 && s.cpu >= 0 && s.factor > 0) return s;
+  } else {
+    fields = std::sscanf(text, "%d:%lf@%lf%c", &s.cpu, &s.factor, &s.after_s, &tail);
+    if (fields == 3 && s.cpu >= 0 && s.factor > 0 && s.after_s >= 0) return s;
+  }
+  throw std::invalid_argument(std::string(kProbeScaleEnv) + "=" + value +
+                              ": expected CPU:FACTOR or CPU:FACTOR@SECONDS (e.g. 1:1.5@60); unset it for a real run");
+}
+
+SpeedProbe::SpeedProbe()
+    : cpus_(allowed_cpus()),
+      scale_(probe_scale_from_env()),
+      started_unix_s_(unix_now()) {
   if (cpus_.size() > 1) gang_ = std::make_unique<SpinGang>(cpus_);
   for (int i = 0; i < kCalibration; ++i) (void)probe();
+  calibration_.resize(cpus_.size());
+  for (std::size_t c = 0; c < cpus_.size(); ++c) {
+    std::vector<double> mine;
+    for (const Point& p : points_) {
+      if (!std::isnan(p.per_cpu[c])) mine.push_back(p.per_cpu[c]);
+    }
+    calibration_[c] = median_of(std::move(mine));
+  }
   spent_ns_ = 0;
 }
 
 SpeedProbe::~SpeedProbe() = default;
 
+void SpeedProbe::apply_test_scale(Point& p) const {
+  if (!scale_ || p.unix_s - started_unix_s_ < scale_->after_s) return;
+  for (std::size_t i = 0; i < cpus_.size(); ++i) {
+    if (cpus_[i] == scale_->cpu) {
+      p.per_cpu[i] *= scale_->factor;
+      // The gang's round waits for its slowest member: a slower CPU lengthens it alike.
+      if (scale_->factor > 1) p.together *= scale_->factor;
+    }
+  }
+}
+
 SpeedProbe::Point SpeedProbe::probe(bool record) {
   const auto t0 = std::chrono::steady_clock::now();
-  Point p{std::vector<double>(cpus_.size()), NAN};
-  for (std::size_t i = 0; i < cpus_.size(); ++i) {
-    p.per_cpu[i] = probe_cpu(cpus_[i]);
-    if (record && !std::isnan(p.per_cpu[i])) history_[i].push_back(p.per_cpu[i]);
+  Point p{std::vector<double>(cpus_.size()), NAN, unix_now()};
+  for (std::size_t i = 0; i < cpus_.size(); ++i) p.per_cpu[i] = probe_cpu(cpus_[i]);
+  if (gang_) p.together = gang_->run();
+  apply_test_scale(p);
+  if (record) {
+    points_.push_back(p);
+    spent_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   }
-  if (gang_) {
-    p.together = gang_->run();
-    if (record && !std::isnan(p.together)) together_history_.push_back(p.together);
-  }
-  if (record) spent_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }
 
-bool SpeedProbe::steady_now() {
-  const Point now = probe(/*record=*/false);
-  invalidate();  // the next block repetition's start is probed anew, and recorded
-  return !verdict(now, now).slow;
+namespace {
+
+// max(a / b, b / a), or 1 when either is not a figure (a CPU the kernel would not pin to).
+double either_way(double a, double b) {
+  if (!(a > 0) || !(b > 0)) return 1.0;
+  return std::max(a / b, b / a);
 }
 
-double SpeedProbe::median_of(std::vector<double> h) {
-  if (h.empty()) return NAN;
-  std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2), h.end());
-  return h[h.size() / 2];
-}
+}  // namespace
 
-SpeedVerdict SpeedProbe::judge(const Point& before, const Point& after) {
-  const SpeedVerdict v = verdict(before, after);
-  ++judged_;
-  if (v.slow) ++flagged_;
-  return v;
-}
-
-SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after) const {
-  std::vector<double> medians(cpus_.size());
-  for (std::size_t i = 0; i < cpus_.size(); ++i) medians[i] = median_of(history_[i]);
-  const double together_median = median_of(together_history_);
+SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after, const std::vector<unsigned>& cpus) {
   SpeedVerdict v;
-  if (!gang_) v.together = NAN;
-  for (const Point* p : {&before, &after}) {
-    if (gang_ && !std::isnan(p->together)) v.together = std::max(v.together, p->together / together_median);
-    double fastest = INFINITY, slowest = 0;
-    for (std::size_t i = 0; i < p->per_cpu.size(); ++i) {
-      const double relative = p->per_cpu[i] / medians[i];
-      if (std::isnan(relative)) continue;  // a CPU the kernel would not pin to: no figure
-      fastest = std::min(fastest, relative);
-      slowest = std::max(slowest, relative);
-    }
-    if (slowest == 0) continue;
-    v.slowest = std::max(v.slowest, slowest);
-    v.spread = std::max(v.spread, slowest / fastest);
+  for (unsigned i : cpus) {
+    SCHEDLAB_ASSERT(i < before.per_cpu.size() && i < after.per_cpu.size(), "a row's CPU is one the probe measured");
+    v.change = std::max(v.change, either_way(before.per_cpu[i], after.per_cpu[i]));
   }
-  v.slow = v.slowest > 1 + kSlowCpuShare || v.spread > 1 + kSlowCpuShare ||
-           (!std::isnan(v.together) && v.together > 1 + kSlowCpuShare);
+  if (cpus.size() > 1) {
+    v.change = std::max(v.change, either_way(before.together, after.together));
+    v.together = 0;
+    for (const Point* p : {&before, &after}) {
+      double fastest = INFINITY, slowest = 0;
+      for (unsigned i : cpus) {
+        if (!(p->per_cpu[i] > 0)) continue;
+        fastest = std::min(fastest, p->per_cpu[i]);
+        slowest = std::max(slowest, p->per_cpu[i]);
+      }
+      if (slowest == 0) continue;
+      v.spread = std::max(v.spread, slowest / fastest);
+      if (p->together > 0) v.together = std::max(v.together, p->together / slowest);
+    }
+    if (v.together == 0) v.together = NAN;
+  }
+  v.slow = v.change > 1 + kSlowCpuShare;
   return v;
 }
 
 nlohmann::json SpeedProbe::summary() const {
   const auto number = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
-  nlohmann::json medians = nlohmann::json::object();
-  for (std::size_t i = 0; i < cpus_.size(); ++i) medians[std::to_string(cpus_[i])] = number(median_of(history_[i]));
+  nlohmann::json at_start = nlohmann::json::object();
+  double fastest = INFINITY, slowest = 0;
+  for (std::size_t i = 0; i < cpus_.size(); ++i) {
+    at_start[std::to_string(cpus_[i])] = number(calibration_[i]);
+    if (calibration_[i] > 0) {
+      fastest = std::min(fastest, calibration_[i]);
+      slowest = std::max(slowest, calibration_[i]);
+    }
+  }
   const double per_block = judged_ == 0 ? 0 : spent_ns_ / static_cast<double>(judged_);
-  return {{"what", "median of " + std::to_string(kSpinsPerProbe) + " spins of " + std::to_string(kSpinIterations) +
-                       " dependent increments, on each CPU in turn (the runner's thread pinned there), then on "
-                       "every CPU at once (a thread pinned to each, the spins of a round started together; the "
-                       "round's time from the first start to the last end), before and after every block "
-                       "repetition"},
-          {"cpus", cpus_},
-          {"median_ns", medians},
-          {"together_median_ns", number(median_of(together_history_))},
-          {"slow_share", kSlowCpuShare},
-          {"block_repetitions", judged_},
-          {"flagged", flagged_},
-          {"cost_ns_per_block_repetition", per_block}};
+  nlohmann::json out = {
+      {"what", "median of " + std::to_string(kSpinsPerProbe) + " spins of " + std::to_string(kSpinIterations) +
+                   " dependent increments, on each CPU in turn (the runner's thread pinned there), then on "
+                   "every CPU at once (a thread pinned to each, the spins of a round started together; the "
+                   "round's time from the first start to the last end), before and after every block "
+                   "repetition"},
+      {"rule", "a row is flagged slow_cpu when one of its CPUs' probe (or the spins at once, for a case on several "
+               "CPUs) changed by more than slow_share either way between the probes before and after its block "
+               "repetition; probe_spread is the slowest of its CPUs over the fastest (absolute), probe_together "
+               "the spins at once over the slowest CPU alone; a comparison of P threads with 1 thread is not "
+               "judged on a block whose probe_spread is above unequal_ratio or whose probe_together is above "
+               "in_turns_ratio"},
+      {"cpus", cpus_},
+      {"calibration_ns", at_start},
+      {"calibration_spread", slowest > 0 ? nlohmann::json(slowest / fastest) : nlohmann::json()},
+      {"slow_share", kSlowCpuShare},
+      {"unequal_ratio", kUnequalCpuRatio},
+      {"in_turns_ratio", kInTurnsRatio},
+      {"block_repetitions", judged_},
+      {"flagged", flagged_},
+      {"cost_ns_per_block_repetition", per_block}};
+  if (scale_) {
+    out["test_scale"] = {{"cpu", scale_->cpu}, {"factor", scale_->factor}, {"after_s", scale_->after_s},
+                         {"what", std::string("set by the test hook ") + kProbeScaleEnv +
+                                      ": the CPU's probe readings were multiplied, its real speed was not"}};
+  }
+  return out;
 }
 
 }  // namespace schedlab
