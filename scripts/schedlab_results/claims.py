@@ -30,6 +30,13 @@ KINDS = ("ratio", "growth", "difference", "level")
 EXPECTS = ("greater", "equivalent", "noninferior", "at_most")
 THREADS = ("max", "one", "max-or-one", "all")
 HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
+# A configuration whose blocks ran on CPUs of unequal speed cannot judge a part that compares a
+# run at P threads with one at 1 thread (machine_state below); one whose value lies wholly outside
+# what its quantity allows stops the part with an error naming the cause (_impossible).
+NOT_JUDGED, ERROR = "not judged", "error"
+# The fewest blocks that bound a 95% interval (paired.hodges_lehmann: with 5 or fewer it is
+# unbounded): a configuration left with fewer after its unequal-CPU blocks is not judged.
+MIN_BLOCKS = 6
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,7 @@ class Rows:
         self.labels = config_labels(set(configs))
         self.defaults = _defaults(results, self.rows)
         self.setup = _setup_parameters(results)
+        self.cpu_limits = _cpu_limits(results)
 
     def matches(self, rows, selector):
         """Mask of rows of `selector`'s variant: its scheduler, its parameters, and every other
@@ -177,6 +185,17 @@ def _oversubscribed(rows, files):
     return [bool(cpus.get(s)) and t > cpus[s] for s, t in zip(rows["source"], rows["threads"])]
 
 
+def _cpu_limits(results):
+    """(unequal_ratio, in_turns_ratio): the speed probe's thresholds for CPUs of unequal speed
+    and CPUs in turns, as the runs' sidecars record them (harness/speed_probe.hpp, their one
+    home); None when no sidecar says (runs older than the absolute probe figures)."""
+    for f in results.files:
+        probe = f.meta.get("speed_probe") or {}
+        if "unequal_ratio" in probe and "in_turns_ratio" in probe:
+            return float(probe["unequal_ratio"]), float(probe["in_turns_ratio"])
+    return None
+
+
 def _setup_parameters(results):
     """The parameters the runs' sidecars name as setting up the machine rather than the design
     (`parameters.setup`, from the registry's ParamSpec::machine_setup); none for older runs."""
@@ -213,6 +232,8 @@ class ConfigResult:
     p_holm: float = math.nan
     verdict: str = INCONCLUSIVE
     flagged: int = 0  # blocks left out for a flagged repetition
+    unequal: int = 0  # blocks left out because the CPUs ran at unequal speed (machine_state)
+    note: str = ""    # why NOT_JUDGED or ERROR, in one sentence
 
 
 @dataclass
@@ -313,6 +334,50 @@ def _no_room(part, cfg, mask_a, threads):
             f"({ROOM_FACTOR:g} times the smallest effect that counts)")
 
 
+def needs_equal_cpus(part):
+    """Whether the part compares a run at P threads with one at 1 thread, or judges against a
+    bound computed for CPUs of equal speed: a growth from 1 thread, an efficiency against the
+    sequential elision (on the first CPU), a static split's room. Such a part is not judged on a
+    block whose CPUs ran at unequal speed or in turns (the speed probe, speed_probe.hpp): there
+    T_S on a slow CPU against T_P on both put the efficiency above 1 on a fresh cloud VM whose
+    second vCPU ran 1.5x slower."""
+    return part.kind == "growth" or METRICS[part.metric].needs_equal_cpus or bool(part.room)
+
+
+def machine_state(block, threads, limits):
+    """(spread, together) of the block's rows at `threads`, the largest of each: the slowest of
+    their CPUs over the fastest, and the spins at once over the slowest alone (absolute, from
+    the speed probe). `limits` = (unequal_ratio, in_turns_ratio) from the sidecars; None for runs
+    that do not record them (older CSVs), whose blocks are judged."""
+    if limits is None or "probe_spread" not in block:
+        return None
+    rows = block[block["threads"] == threads]
+    spread = float(rows["probe_spread"].max()) if rows["probe_spread"].notna().any() else math.nan
+    together = float(rows["probe_together"].max()) \
+        if "probe_together" in rows and rows["probe_together"].notna().any() else math.nan
+    return spread, together
+
+
+def _unequal(state, limits):
+    if state is None:
+        return False
+    spread, together = state
+    return spread > limits[0] or together > limits[1]
+
+
+def _cpu_note(states, unequal, blocks, limits):
+    """'the CPUs ran at unequal speed in 25 of 25 blocks (slowest/fastest 1.52, median)'."""
+    spreads = [s for s, _ in states if not math.isnan(s) and s > limits[0]]
+    turns = [t for _, t in states if not math.isnan(t) and t > limits[1]]
+    what = []
+    if spreads:
+        what.append(f"at unequal speed (slowest over fastest {float(np.median(spreads)):.2f}, median)")
+    if turns:
+        what.append(f"in turns (spins at once {float(np.median(turns)):.2f}x the slowest alone, median)")
+    return (f"the CPUs ran {' and '.join(what)} in {unequal} of {blocks} blocks, and a comparison of P "
+            f"threads with 1 thread needs CPUs of equal speed running at once")
+
+
 def evaluate_part(part, rows_):
     result = PartResult(part)
     metric = METRICS[part.metric]
@@ -343,19 +408,62 @@ def evaluate_part(part, rows_):
             if (why := _no_room(part, cfg, masks["a"], t)):
                 result.left_out.append(f"{label}, {t} threads: {why}")
                 continue
-            xs, flagged = [], 0
+            xs, flagged, states = [], 0, []
+            limits = rows_.cpu_limits if needs_equal_cpus(part) and t > 1 else None
             for _, block in _blocks(cfg):
+                state = machine_state(block, t, limits)
+                if _unequal(state, limits):
+                    states.append(state)
+                    continue
                 x = _x(part, metric, block, masks, t)
                 if x is None:
                     flagged += 1
                 elif not math.isnan(x):
                     xs.append(x)
             threads = f"1→{t}" if part.kind == "growth" else str(t)
-            result.configs.append(_summarise(ConfigResult(label, threads, len(xs), flagged=flagged),
-                                             xs, part))
+            r = _summarise(ConfigResult(label, threads, len(xs), flagged=flagged, unequal=len(states)), xs, part)
+            if states and len(xs) < MIN_BLOCKS:
+                r.verdict, r.note = NOT_JUDGED, _cpu_note(states, len(states), len(states) + len(xs), limits)
+            elif states:
+                result.left_out.append(f"{label}, {t} threads: {_cpu_note(states, len(states), len(states) + len(xs), limits)}")
+            if r.verdict != NOT_JUDGED and xs:
+                if (why := _impossible(part, metric, r, cfg, masks["a"], t, rows_)):
+                    r.verdict, r.note = ERROR, why
+            result.configs.append(r)
             if source and xs and source not in result.sources:
                 result.sources.append(source)
     return result
+
+
+def _impossible(part, metric, r, cfg, mask_a, threads, rows_):
+    """Why the configuration's value cannot be, or "": its whole 95% interval lies outside the
+    range its quantity allows, on the part's scale: the metric's own range (metrics.py,
+    `allowed`) for a level, that range's widths for a difference, and for a part with a room
+    the most its inputs allow (what a static split of these task lengths can lose at all).
+    Such a value is never judged: it names the part, the configuration and, where the speed
+    probe shows one, the cause."""
+    low_ok, high_ok, says = -math.inf, math.inf, ""
+    lo, hi = metric.allowed
+    if part.kind == "level":
+        low_ok, high_ok, says = lo, hi, f"{metric.label} lies in [{lo:g}, {hi:g}]"
+    elif part.kind == "difference" and math.isfinite(hi - lo):
+        low_ok, high_ok, says = lo - hi, hi - lo, f"a difference of {metric.label}s lies in [{lo - hi:g}, {hi - lo:g}]"
+    if part.room and part.metric == "time":  # the room bounds time exactly; an idle share depends on accounting
+        row = _row(cfg, mask_a, threads)
+        allowed = ROOMS[part.room].allowed(part.metric, row) if row is not None else math.nan
+        if math.isfinite(allowed) and allowed < high_ok:
+            high_ok = allowed
+            scale = f"{math.exp(allowed):.3g}×" if part.kind in ("ratio", "growth") else f"{allowed:.3g}"
+            says = f"{ROOMS[part.room].says} at most {scale} on CPUs of equal speed"
+    if not (r.low > high_ok or r.high < low_ok):
+        return ""
+    states = [machine_state(block, threads, rows_.cpu_limits) for _, block in _blocks(cfg)]
+    spreads = [s[0] for s in states if s is not None and not math.isnan(s[0])]
+    cause = (f"the CPUs' speeds differed (slowest over fastest {float(np.median(spreads)):.2f}, median of its blocks)"
+             if spreads and float(np.median(spreads)) > 1.02 else
+             "no cause the speed probe shows: check the rows (a measurement outside what the quantity allows)")
+    return (f"{part.name}, {r.config} at {r.threads} threads: "
+            f"{format_effect(part, r.estimate, r.low, r.high)} is impossible ({says}); cause: {cause}")
 
 
 def _summarise(r, xs, part):
@@ -398,11 +506,17 @@ def _verdict(part, r, noise):
 
 
 def combine(verdicts):
-    """A part's verdict from its configurations': held only if held in each, not held if not
-    held in any, else inconclusive; configurations without data do not count."""
+    """A part's verdict from its configurations': an error if any is one (an impossible value
+    stops the part); held only if held in each, not held if not held in any, else inconclusive;
+    configurations without data, or not judged (CPUs of unequal speed), do not count; not judged
+    when every configuration with data was."""
+    if ERROR in verdicts:
+        return ERROR
     if not verdicts or all(v == NOT_MEASURED for v in verdicts):
         return NOT_MEASURED
-    measured = [v for v in verdicts if v != NOT_MEASURED]
+    measured = [v for v in verdicts if v not in (NOT_MEASURED, NOT_JUDGED)]
+    if not measured:
+        return NOT_JUDGED
     if NOT_HELD in measured:
         return NOT_HELD
     if INCONCLUSIVE in measured:
@@ -419,6 +533,8 @@ def deciding(pr):
     mine = [r for r in pr.configs if r.verdict == pr.verdict]
     if pr.verdict == NOT_MEASURED or not mine:
         return None
+    if pr.verdict in (NOT_JUDGED, ERROR):
+        return mine[0]
     if pr.verdict != HELD:
         return mine[0]
     if pr.part.expect == "equivalent":
@@ -483,7 +599,8 @@ def evaluate(results, criteria=None):
         r.p_holm = adjusted
     for pr in parts:
         for r in pr.configs:
-            r.verdict = _verdict(pr.part, r, noise)
+            if r.verdict not in (NOT_JUDGED, ERROR):
+                r.verdict = _verdict(pr.part, r, noise)
         pr.verdict = combine([r.verdict for r in pr.configs])
     return ClaimsTable(noise, criteria.claims, parts)
 
@@ -504,7 +621,8 @@ def as_json(table):
         "parts": [{"claim": pr.part.claim, "name": pr.part.name, "verdict": pr.verdict,
                    "judged_on": judged_on(pr), "left_out": pr.left_out,
                    "configs": [{"config": r.config, "threads": r.threads, "blocks": r.n,
-                                "flagged_blocks": r.flagged, "verdict": r.verdict,
+                                "flagged_blocks": r.flagged, "unequal_cpu_blocks": r.unequal,
+                                "verdict": r.verdict, "note": r.note,
                                 "effect": format_effect(pr.part, r.estimate, r.low, r.high),
                                 "p_holm": number(r.p_holm)} for r in pr.configs]}
                   for pr in table.parts]}

@@ -114,9 +114,11 @@ def native(rows):
     return rows[~simulated(rows)]
 
 
-# The columns that flag a block repetition as disturbed, and why (harness/row.cpp says how each
-# is set): another process took CPU time during it, or the speed probe found a CPU running slow.
-FLAGS = {"noisy": "other processes took CPU time", "slow_cpu": "a CPU ran slow (speed probe)"}
+# The columns that flag a row as disturbed, and why (harness/row.cpp says how each is set, on the
+# CPUs the row's case ran on): another process took CPU time on them during its block
+# repetition, or the speed of one of them changed during it (the speed probe).
+FLAGS = {"noisy": "other processes took CPU time on its CPUs",
+         "slow_cpu": "a CPU's speed changed during the block (speed probe)"}
 
 
 def flagged(rows):
@@ -140,23 +142,29 @@ def block_key(rows):
 
 
 def flagged_block_list(rows):
-    """One entry per flagged block repetition of the native `rows`: (source, run_id, block
-    index or None, rep, workload, workload_params, why), `why` naming each flag with its figures
-    ("other processes: 42 ms of CPU time; slow CPU: slowest 1.31x its median, CPUs 1.05x
-    apart"). Empty when nothing was flagged or the runs did not record the flags."""
+    """One entry per block repetition of the native `rows` with a flagged row: (source, run_id,
+    block index or None, rep, workload, workload_params, why), `why` naming each flag with its
+    figures and the rows it flagged ("other processes: 42 ms of CPU time on the CPUs of 3 of 7
+    rows; speed changed 1.31x during it, 7 of 7 rows"). Empty when nothing was flagged or the
+    runs did not record the flags."""
     rows = native(rows)
+    sizes = rows.groupby(block_key(rows), sort=False).size()
     rows = rows[flagged(rows)]
     out = []
     for key, block in rows.groupby(block_key(rows), sort=True):
         first = block.iloc[0]
+        total = int(sizes[key])
         why = []
-        if float(first.get("noisy", 0) or 0) > 0:
-            other = first.get("other_cpu_ns", math.nan)
-            why.append("other processes: " + (f"{other / 1e6:.0f} ms of CPU time" if other == other else "busy"))
-        if float(first.get("slow_cpu", 0) or 0) > 0:
-            why.append(f"slow CPU: slowest {first.get('probe_slowest', math.nan):.2f}x its median, "
-                       f"CPUs {first.get('probe_spread', math.nan):.2f}x apart, "
-                       f"all at once {first.get('probe_together', math.nan):.2f}x")
+        noisy = block[block.get("noisy", pd.Series(0, index=block.index)).fillna(0).astype(float) > 0]
+        if len(noisy):
+            other = noisy["other_cpu_ns"].max() if "other_cpu_ns" in noisy else math.nan
+            why.append("other processes: " + (f"{other / 1e6:.0f} ms of CPU time" if other == other else "busy") +
+                       f" on the CPUs of {len(noisy)} of {total} rows")
+        slow = block[block.get("slow_cpu", pd.Series(0, index=block.index)).fillna(0).astype(float) > 0]
+        if len(slow):
+            change = slow["probe_change"].max() if "probe_change" in slow else \
+                slow.get("probe_slowest", pd.Series(math.nan, index=slow.index)).max()
+            why.append(f"a CPU's speed changed {change:.2f}x during it, {len(slow)} of {total} rows")
         out.append({"source": first["source"], "run_id": first["run_id"],
                     "block_index": int(first["block_index"]) if "block_index" in block else None,
                     "rep": int(first["rep"]), "workload": first["workload"],

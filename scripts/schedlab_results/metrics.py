@@ -30,6 +30,11 @@ class Metric:
     # (rows) -> (the rows it may be judged on, the name of their source or ""): native rows
     # unless the metric says otherwise.
     source: Callable = lambda rows: (native(rows), "")
+    # The range the quantity allows (claims.py stops a part whose interval lies wholly outside
+    # it, as an error naming the cause).
+    allowed: tuple = (0.0, math.inf)
+    # It compares a run at P threads with one at 1 thread (claims.needs_equal_cpus).
+    needs_equal_cpus: bool = False
 
 
 def _cell(row, column):
@@ -165,7 +170,8 @@ METRICS = {m.name: m for m in [
     Metric("time", "time", True, lambda r, b: _cell(r, "wall_ns"), ("wall_ns",)),
     Metric("per_task", "time per task", True, lambda r, b: _cell(r, "ns_per_task"),
            ("ns_per_task",)),
-    Metric("idle_share", "idle share of processor time", False, _idle_share, ("idle_ns",)),
+    Metric("idle_share", "idle share of processor time", False, _idle_share, ("idle_ns",),
+           allowed=(0.0, 1.0)),
     Metric("live_tasks", "peak live tasks", False, lambda r, b: _cell(r, "peak_live_tasks"),
            ("peak_live_tasks",)),
     Metric("migrations_per_task", "migrations per task", False, _per_task("migrations"),
@@ -182,8 +188,9 @@ METRICS = {m.name: m for m in [
     Metric("cache_misses_per_task", "cache misses per task", False, _cache_misses_per_task,
            (), cache_source),
     Metric("efficiency_to_bound", "efficiency / best possible", False, _efficiency_to_bound,
-           ("work_span_ratio",)),
-    Metric("extra_threads", "worker threads beyond P", False, _extra_threads, ("threads_created",)),
+           ("work_span_ratio",), allowed=(0.0, 1.0), needs_equal_cpus=True),
+    Metric("extra_threads", "worker threads beyond P", False, _extra_threads, ("threads_created",),
+           allowed=(-math.inf, math.inf)),
     Metric("threads_per_connection", "worker threads beyond P per connection", False,
            _threads_per_connection, ("threads_created",)),
     Metric("live_tasks_per_connection", "peak live tasks (threads) per connection", False,

@@ -5,7 +5,7 @@ import datetime
 import math
 import os
 
-from . import claims, doc, literature
+from . import claims, doc, literature, machine, plots
 from .load import CASE_KEY, FLAGS, block_key, flagged, flagged_block_list, native, natural_key
 from .stats import summarise
 
@@ -112,7 +112,7 @@ def claims_summary_table(table):
         if len(measured) > 1:
             verdict += f" ({sum(c.verdict == pr.verdict for c in measured)} of {len(measured)})"
         r = claims.deciding(pr)
-        effect = f"n/a: {unmeasured_reason(pr)}" if r is None else \
+        effect = f"n/a: {unmeasured_reason(pr)}" if r is None else r.note if r.note else \
             claims.format_effect(pr.part, r.estimate, r.low, r.high)
         rows.append([str(i), pr.part.claim if pr.part.claim != last_claim else "", pr.part.name,
                      verdict, effect])
@@ -155,7 +155,8 @@ def claims_detail_blocks(table, forest):
             config = f"{r.config}, {_threads(r)} ({r.n} blocks{left})"
             # Bold: the configuration whose effect the summary shows.
             verdict = f"**{r.verdict}**" if r is decided else r.verdict
-            rows.append(head + [config, claims.format_effect(part, r.estimate, r.low, r.high),
+            effect = claims.format_effect(part, r.estimate, r.low, r.high)
+            rows.append(head + [config, f"{effect} ({r.note})" if r.note else effect,
                                 claims.format_p(r.p_holm), verdict])
     left_out = [f"{pr.part.name}: {why}" for pr in table.parts for why in pr.left_out]
     blocks = [doc.Table(["Claim", "Part", "Compared", "Configuration", "Effect [95% interval]",
@@ -220,6 +221,20 @@ def _replacements(results):
         return " No repetition was replaced (--replace-flagged 0)."
     text = (f" The run measured {extra} extra repetitions of {blocks} blocks to replace them "
             f"(at most {'/'.join(map(str, allowed))} per block: --replace-flagged).")
+    groups = [g for r in said for g in r.get("groups", []) if isinstance(g, dict)]
+    if groups:
+        used = sum(float(g.get("used_s", 0)) for g in groups)
+        budget = sum(float(g.get("budget_s", 0)) for g in groups)
+        spent = sum(bool(g.get("spent")) for g in groups)
+        shares = sorted({float(r["budget_share"]) for r in said if "budget_share" in r})
+        text += (f" Replacements and waits had a budget of {'/'.join(f'{x:.0%}' for x in shares)} of the time "
+                 f"the planned repetitions took: {used:.0f} s used of {budget:.0f} s"
+                 + (f", spent in {spent} of {len(groups)} groups." if spent else "."))
+    left = {(r_i, b): int(n) for r_i, r in enumerate(said) for b, n in (r.get("unreplaced") or {}).items()}
+    if left:
+        text += (f" Left unreplaced (out of budget or over the per-block maximum), and so left out of the "
+                 f"claims: {sum(left.values())} block repetitions of blocks "
+                 + ", ".join(sorted({b for _, b in left}, key=int)) + ".")
     waits = [r["waits"] for r in said if isinstance(r.get("waits"), dict)]
     rounds = sum(int(w.get("rounds", 0)) for w in waits)
     if rounds:
@@ -238,9 +253,10 @@ def flagged_blocks(results):
         return [doc.Paragraph("Flagged repetitions: not recorded in these runs.")]
     total = rows.groupby(block_key(rows)).ngroups
     named = flagged_block_list(rows)
-    text = (f"Flagged block repetitions (left out of the claims: other processes used more than "
-            f"the share the `noisy` column states, or a CPU ran slower than the share `slow_cpu` "
-            f"states): {len(named)} of {total}.{_replacements(results)}")
+    text = (f"Block repetitions with flagged rows (each row is judged on the CPUs its case ran on, and "
+            f"the claims leave a flagged row out: other processes used more than the share the `noisy` "
+            f"column states of its CPUs, or one of its CPUs changed speed during the block, `slow_cpu`): "
+            f"{len(named)} of {total}.{_replacements(results)}")
     if not named:
         return [doc.Paragraph(text)]
     several = len(results.files) > 1
@@ -249,25 +265,6 @@ def flagged_blocks(results):
         [([b["run_id"]] if several else []) +
          [str(b["block_index"]) if b["block_index"] is not None else "n/a", str(b["rep"]),
           b["workload"], b["workload_params"], b["why"]] for b in named])]
-
-
-# Above this share of flagged repetitions most verdicts come out "not measured": said first, so
-# that nobody reads the table as the claims failing.
-BUSY_SHARE = 0.5
-
-
-def busy_machine_warning(results):
-    rows = _flagged(results)
-    if rows is None:
-        return []
-    share = float(rows["_f"].mean())
-    if share <= BUSY_SHARE:
-        return []
-    return [doc.Paragraph(
-        f"**The machine was busy**: {share:.0%} of the repetitions were flagged (other processes took "
-        "CPU time: `noisy`; a CPU ran slow: `slow_cpu`), and flagged blocks are left out, so most parts "
-        "below are not measured. "
-        "Run again on a quiet machine (no builds, no other benchmarks).")]
 
 
 # A case is marked when its repetitions spread this much (coefficient of variation)...
@@ -320,7 +317,7 @@ def write(results, sections, claim_figures, table, out_dir):
               doc.Paragraph(f"Generated by scripts/plot at {now} from {len(results.files)} CSV "
                             f"file(s), {len(results.rows)} rows. Sections: Claims, Figures, Runs, "
                             "Machine, Counters, Medians per case.")]
-    blocks += [doc.Heading(2, "Claims")] + busy_machine_warning(results) + \
+    blocks += [doc.Heading(2, "Claims")] + machine.claims_note(results) + \
         claims_blocks(table, claim_figures) + \
         flagged_blocks(results)
     blocks.append(doc.Heading(2, "Figures"))
@@ -330,7 +327,8 @@ def write(results, sections, claim_figures, table, out_dir):
     if beside:
         blocks += [doc.Heading(2, "Beside the literature")] + beside
     blocks += [doc.Heading(2, "Runs")] + runs_blocks(results)
-    blocks += [doc.Heading(2, "Machine")] + machine_blocks(results)
+    timeline = machine.section(results, plots.Painter(results, out_dir), plots.Section("Machine"))
+    blocks += [doc.Heading(2, "Machine")] + timeline.blocks + machine_blocks(results)
     blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)
     blocks += [doc.Heading(2, "Medians per case")] + medians_blocks(results)
 
