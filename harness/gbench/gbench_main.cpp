@@ -49,6 +49,7 @@
 // these rows is negligible; the JSON context records it as schedlab_note.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -81,7 +83,26 @@ namespace {
 struct Options {
   std::map<std::string, std::string> params;  // NAME -> VALUE, as given
   std::vector<unsigned> threads;
+  std::string filter;  // --benchmark_filter, as given (empty: every benchmark)
 };
+
+// Whether Google Benchmark's --benchmark_filter keeps the benchmark registered as `name`: its
+// rule (1.7: "all" or "." keeps all, a leading '-' excludes what the rest matches, else the
+// regular expression is searched in the name, which the library suffixes with
+// /process_time/manual_time here). Parameters are validated only for the benchmarks the filter
+// keeps: `--benchmark_filter=fib-go --schedlab_param n=25` must not be refused because n=25 is
+// out of range for nqueens, which the filter drops. A filter this cannot read keeps everything
+// (the library then says what is wrong with it).
+bool kept(const Options& o, const std::string& name) {
+  if (o.filter.empty() || o.filter == "all" || o.filter == ".") return true;
+  const bool negative = o.filter[0] == '-';
+  try {
+    const std::regex re(negative ? o.filter.substr(1) : o.filter, std::regex::extended);
+    return std::regex_search(name + "/process_time/manual_time", re) != negative;
+  } catch (const std::regex_error&) {
+    return true;
+  }
+}
 
 [[noreturn]] void refuse(const std::string& message) {
   std::fprintf(stderr, "schedlab_gbench: %s\n", message.c_str());
@@ -379,10 +400,13 @@ void run_raw_openmp(benchmark::State& state, const RawSpec& spec) {
 void register_raw(const Options& o, const std::string& library, void (*run)(benchmark::State&, const RawSpec&)) {
   for (const auto& [workload, shape] : {std::pair{"fib-go", FibShape::go}, std::pair{"fib", FibShape::cilk}}) {
     const WorkloadEntry& w = find_workload(workload);
+    const auto name = [&](unsigned t) { return "raw:" + library + "/work:" + w.name + "/threads:" + std::to_string(t); };
+    if (std::none_of(o.threads.begin(), o.threads.end(), [&](unsigned t) { return kept(o, name(t)); })) continue;
     const ParamValues wp = params_for(w.params, o, w.gbench_defaults, "workload " + w.name);
     for (unsigned t : o.threads) {
+      if (!kept(o, name(t))) continue;
       auto spec = std::make_unique<RawSpec>(RawSpec{
-          "raw:" + library + "/work:" + w.name + "/threads:" + std::to_string(t), shape,
+          name(t), shape,
           static_cast<int>(param_int(wp, "n")), static_cast<int>(param_int(wp, "cutoff")),
           wp.count("base") != 0 ? static_cast<int>(param_int(wp, "base")) : kFibSeedBase, t});
       const RawSpec* raw = spec.get();
@@ -407,16 +431,25 @@ void register_all(const Options& o) {
     if (!known.count(name)) refuse("parameter '" + name + "' is declared by no scheduler or workload; see `schedlab list`");
   }
 
+  const auto name = [](const SchedulerEntry& s, const WorkloadEntry& w, unsigned t) {
+    return "sched:" + s.name + "/work:" + w.name + "/threads:" + std::to_string(t);
+  };
+  const auto runs = [](const SchedulerEntry& s, unsigned t) { return !s.external() && (!s.single_threaded || t == 1); };
+  std::set<const SchedulerEntry*> used;
   for (const WorkloadEntry& w : workload_registry()) {
+    bool any = false;
+    for (const SchedulerEntry& s : scheduler_registry())
+      for (unsigned t : o.threads) any = any || (runs(s, t) && kept(o, name(s, w, t)));
+    if (!any) continue;  // the filter drops this workload: its parameters are not checked
     const ParamValues wp = params_for(w.params, o, w.gbench_defaults, "workload " + w.name);
     benchmark::AddCustomContext("schedlab_params:work:" + w.name, describe(w.params, wp));
     for (const SchedulerEntry& s : scheduler_registry()) {
-      if (s.external()) continue;  // another program (go-runtime), not in-process
-      const ParamValues sp = params_for(s.params, o, {}, "scheduler " + s.name);
+      std::optional<ParamValues> sp;  // resolved when the filter keeps one of its benchmarks
       for (unsigned t : o.threads) {
-        if (s.single_threaded && t != 1) continue;
-        auto spec = std::make_unique<Spec>(Spec{
-            "sched:" + s.name + "/work:" + w.name + "/threads:" + std::to_string(t), &s, sp, &w, wp, t});
+        if (!runs(s, t) || !kept(o, name(s, w, t))) continue;
+        if (!sp) sp = params_for(s.params, o, {}, "scheduler " + s.name);
+        used.insert(&s);
+        auto spec = std::make_unique<Spec>(Spec{name(s, w, t), &s, *sp, &w, wp, t});
         const Spec* raw = spec.get();
         g_specs.push_back(std::move(spec));
         benchmark::RegisterBenchmark(raw->name.c_str(),
@@ -434,7 +467,7 @@ void register_all(const Options& o) {
   register_raw(o, "openmp-task", &run_raw_openmp);
 #endif
   for (const SchedulerEntry& s : scheduler_registry()) {
-    if (s.external() || s.params.empty()) continue;
+    if (!used.count(&s) || s.params.empty()) continue;
     benchmark::AddCustomContext("schedlab_params:sched:" + s.name,
                                 describe(s.params, params_for(s.params, o, {}, "scheduler " + s.name)));
   }
@@ -448,6 +481,7 @@ int main(int argc, char** argv) {
   Options options;
   try {
     options = parse_own_flags(argc, argv);
+    options.filter = flag_value(argc, argv, "benchmark_filter").value_or("");
     register_all(options);
   } catch (const std::exception& e) {
     refuse(e.what());
