@@ -52,6 +52,7 @@ void describe_cache_back_ends(nlohmann::json& d, const std::vector<Case>& cases,
   }
   if (modelled) {
     d["cache_model"] = {{"geometry", g->ll.json()},
+                        {"from", g->ll_from},
                         {"what", "model_l2_misses: a model, not a measurement: the recorded footprints of locality "
                                  "and matmul replayed through one LRU cache per worker of this geometry, a write "
                                  "invalidating the other workers' copies (harness/counters/cache_model.hpp)"}};

@@ -18,6 +18,7 @@
 #include "counters/sim.hpp"
 #include "footprint.hpp"
 #include "measure.hpp"
+#include "metadata.hpp"
 #include "params.hpp"
 #include "registry.hpp"
 
@@ -282,6 +283,31 @@ TEST(CounterSelection, SimAndModelAreBackEndsBesideTheEvents) {
   EXPECT_EQ(mixed.events, parse_counter_selection("sw"));
   EXPECT_EQ(parse_counters("default").events.size(), hw_events().size());
   EXPECT_THROW((void)parse_counters("sim,nope"), ParamError);
+}
+
+// Where the caches come from: sysfs, else CPUID, each checked; an implausible description (a
+// Firecracker guest's CPUID: an L3 of 508 MiB with associativity 0) is unknown, and the next
+// source is tried.
+TEST(CacheDescription, AnImplausibleDescriptionIsPassedOverForTheNextSource) {
+  const CacheInfo sysfs_l2{2 << 20, 16, 64, "sysfs (cpu0 index2)"};
+  const CacheInfo cpuid_l2{1 << 20, 8, 64, "CPUID (sysconf)"};
+  EXPECT_EQ(choose_cache({sysfs_l2, cpuid_l2}, 2)->from, "sysfs (cpu0 index2)");
+  EXPECT_EQ(choose_cache({std::nullopt, cpuid_l2}, 2)->from, "CPUID (sysconf)");
+  CacheInfo no_ways = sysfs_l2;
+  no_ways.ways = 0;
+  EXPECT_EQ(choose_cache({no_ways, cpuid_l2}, 2)->from, "CPUID (sysconf)");
+  std::string why;
+  const CacheInfo firecracker_l3{std::size_t{508} << 20, 0, 64, "CPUID (sysconf)"};
+  EXPECT_FALSE(choose_cache({std::nullopt, firecracker_l3}, 3, &why));
+  EXPECT_EQ(why, "sysfs: no description; CPUID: associativity 0 (unknown)");
+  // This project's own VM: a real 260 MiB L3 of 20 ways is plausible.
+  EXPECT_EQ(implausible_cache({std::size_t{266240} << 10, 20, 64, ""}, 3), "");
+  EXPECT_NE(implausible_cache({48 << 10, 12, 0, ""}, 1), "");
+  EXPECT_NE(implausible_cache({48 << 10, 12, 48, ""}, 1), "") << "a line of 48 bytes";
+  EXPECT_NE(implausible_cache({50000, 12, 64, ""}, 1), "") << "no whole number of sets";
+  EXPECT_NE(implausible_cache({2 << 20, 8, 64, ""}, 1), "") << "an L1 of 2 MiB";
+  EXPECT_NE(implausible_cache({0, 8, 64, ""}, 2), "");
+  EXPECT_EQ(implausible_cache({1 << 20, 16, 64, ""}, 2), "");
 }
 
 }  // namespace
