@@ -34,6 +34,26 @@ std::string fixed(double v, int precision) {
   return s.str();
 }
 
+nlohmann::json episodes_json(const std::vector<MachineTimeline::Episode>& all, unsigned at_least, unsigned& shorter) {
+  nlohmann::json episodes = nlohmann::json::array();
+  shorter = 0;
+  for (const MachineTimeline::Episode& e : all) {
+    if (e.blocks < at_least) {
+      ++shorter;
+      continue;
+    }
+    episodes.push_back({{"kind", e.kind},
+                        {"cpu", e.cpu < 0 ? nlohmann::json() : nlohmann::json(e.cpu)},
+                        {"reference_cpu", e.reference_cpu < 0 ? nlohmann::json() : nlohmann::json(e.reference_cpu)},
+                        {"from_unix_s", rounded(e.from_unix_s, 3)},
+                        {"to_unix_s", rounded(e.to_unix_s, 3)},
+                        {"blocks", e.blocks},
+                        {"median", rounded(e.median, 3)},
+                        {"text", e.text}});
+  }
+  return episodes;
+}
+
 }  // namespace
 
 std::string utc_clock(double unix_s) {
@@ -164,24 +184,12 @@ nlohmann::json MachineTimeline::json(const std::vector<SpeedProbe::Point>& probe
     noisy.push_back(b.noisy_rows);
     slow.push_back(b.slow_rows);
   }
-  nlohmann::json episodes = nlohmann::json::array();
-  for (const Episode& e : this->episodes()) {
-    episodes.push_back({{"kind", e.kind},
-                        {"cpu", e.cpu < 0 ? nlohmann::json() : nlohmann::json(e.cpu)},
-                        {"reference_cpu", e.reference_cpu < 0 ? nlohmann::json() : nlohmann::json(e.reference_cpu)},
-                        {"from_unix_s", rounded(e.from_unix_s, 3)},
-                        {"to_unix_s", rounded(e.to_unix_s, 3)},
-                        {"blocks", e.blocks},
-                        {"median", rounded(e.median, 3)},
-                        {"text", e.text}});
-  }
   return {{"what", "every probe of the speed probe (each CPU's time for the same spin, ns, and the spins on every CPU "
                    "at once) and every block repetition (its start, its duration, other processes' share of each "
                    "CPU as a lower bound, its rows and how many were flagged noisy and slow_cpu), in the order of "
                    "`cpus`; episodes: consecutive block repetitions in one state, less than " +
                        fixed(kEpisodeGap, 0) + " s apart"},
           {"cpus", cpus_},
-          {"shown_blocks", kEpisodeShownBlocks},
           {"probes", {{"unix_s", p_unix}, {"ns", p_ns}, {"together_ns", p_together}}},
           {"blocks",
            {{"unix_s", b_unix},
@@ -190,7 +198,27 @@ nlohmann::json MachineTimeline::json(const std::vector<SpeedProbe::Point>& probe
             {"rows", rows},
             {"noisy_rows", noisy},
             {"slow_rows", slow}}},
-          {"episodes", episodes}};
+          {"episodes", [this] {
+             unsigned shorter = 0;
+             return episodes_json(episodes(), 0, shorter);
+           }()}};
+}
+
+
+nlohmann::json MachineTimeline::sidecar_json(const std::string& file, const std::string& file_error) const {
+  unsigned shorter = 0;
+  const nlohmann::json shown = episodes_json(episodes(), kEpisodeShownBlocks, shorter);
+  nlohmann::json out = {{"episodes", shown},
+                        {"shorter_episodes", shorter},
+                        {"shown_blocks", kEpisodeShownBlocks},
+                        {"rule", "episodes: consecutive block repetitions in one state (CPUs of unequal speed, CPUs in "
+                                 "turns, other processes on one CPU, a speed change during the block), less than " +
+                                     fixed(kEpisodeGap, 0) + " s apart; `episodes` lists those of shown_blocks block "
+                                     "repetitions or more and `shorter_episodes` counts the others (the file has them "
+                                     "all)"}};
+  if (!file.empty()) out["file"] = file;
+  if (!file_error.empty()) out["file_error"] = file_error;
+  return out;
 }
 
 std::string describe_machine(const std::vector<MachineTimeline::Episode>& episodes) {

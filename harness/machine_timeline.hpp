@@ -50,9 +50,14 @@ class MachineTimeline {
   };
   std::vector<Episode> episodes() const;
 
-  // The sidecar's `machine_timeline`: `probes` (every probe point of the run), `blocks` and
-  // `episodes`, column by column.
+  // The timeline file's content (metadata.hpp: machine_timeline_path_for): `probes` (every probe
+  // point of the run) and `blocks`, column by column, and the episodes. One line of JSON: a
+  // quick preset's is a few hundred KB, too long for the sidecar, which names the file and
+  // carries the episodes (sidecar_json).
   nlohmann::json json(const std::vector<SpeedProbe::Point>& probes) const;
+  // The sidecar's `machine_timeline`: the episodes, the rule that shows them, and the file (or
+  // why it could not be written: `file_error`).
+  nlohmann::json sidecar_json(const std::string& file, const std::string& file_error) const;
 
  private:
   struct BlockEntry {

@@ -132,6 +132,7 @@ void check_output_path(const std::string& path, const char* option) {
 void check_output_paths(const RunRequest& request) {
   check_output_path(request.out_path, "--out");
   check_output_path(metadata_path_for(request.out_path), "--out");
+  check_output_path(machine_timeline_path_for(request.out_path), "--out");
   if (request.trace_path.empty()) return;
   const auto same = [](const std::string& a, const std::string& b) {
     return std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);

@@ -95,5 +95,13 @@ class MetadataFile {
 
 // results/x.csv -> results/x.meta.json
 std::string metadata_path_for(const std::string& csv_path);
+// results/x.csv -> results/x.machine.json: the machine's timeline (machine_timeline.hpp), too
+// long for the sidecar, which names it.
+std::string machine_timeline_path_for(const std::string& csv_path);
+
+// Writes `text` to `path`, a new file (never over an existing one), whole or not at all: a
+// write that fails removes what it wrote. "" when done, else the line naming the file and the
+// errno.
+std::string write_new_file(const std::string& path, const std::string& text);
 
 }  // namespace schedlab

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -631,6 +632,18 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
   SchedTracer schedtrace(r.schedtrace_ms);
   SpeedProbe probe;
   MachineTimeline timeline(probe.cpus());
+  // CPUs of unequal speed from the start (a host state the guest cannot see otherwise) are said
+  // at once: the comparisons of P threads with 1 will not be judged while it lasts.
+  if (const auto& at_start = probe.calibration(); at_start.size() > 1) {
+    const auto [fast, slow] = std::minmax_element(at_start.begin(), at_start.end());
+    if (*slow > kUnequalCpuRatio * *fast) {
+      std::fprintf(stderr,
+                   "schedlab: note: CPU %d runs %.2fx slower than CPU %d now (the speed probe, the same spin): while "
+                   "that lasts, comparisons of P threads with 1 thread are not judged\n",
+                   probe.cpus()[static_cast<std::size_t>(slow - at_start.begin())], *slow / *fast,
+                   probe.cpus()[static_cast<std::size_t>(fast - at_start.begin())]);
+    }
+  }
   RunState run{r, out, events, progress, schedtrace, probe, timeline, usable_cpus(), 0, 0, 0, {}, std::mt19937_64(r.order_seed)};
   run.servers = std::move(servers);
 
@@ -664,7 +677,12 @@ RunOutcome execute(const RunRequest& r, const std::vector<Case>& cases, RunOutpu
                           {"seconds", run.steady_wait_s},
                           {"still_unsteady", run.steady_timeouts}}}});
   out.sidecar().record("speed_probe", probe.summary());
-  out.sidecar().record("machine_timeline", timeline.json(probe.points()));
+  // The timeline in a file of its own beside the CSV (never over an existing one; a full disk
+  // leaves the sidecar saying why it is missing, the run's status unchanged).
+  const std::string timeline_path = machine_timeline_path_for(r.out_path);
+  const std::string timeline_error = write_new_file(timeline_path, timeline.json(probe.points()).dump() + "\n");
+  out.sidecar().record("machine_timeline",
+                       timeline.sidecar_json(std::filesystem::path(timeline_path).filename().string(), timeline_error));
   for (const MachineTimeline::Episode& e : timeline.episodes()) outcome.machine.push_back(e);
   if (!run.servers.empty()) {
     nlohmann::json builds = nlohmann::json::object();

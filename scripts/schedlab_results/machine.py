@@ -1,11 +1,14 @@
-"""What the machine did while a run measured: the sidecar's `machine_timeline` (written by
-harness/machine_timeline.cpp, which finds the episodes: this module only shows them), as
-sentences at the top of the report's Claims and as a figure in its Machine section.
+"""What the machine did while a run measured: the sidecar's `machine_timeline` (its episodes, found
+by harness/machine_timeline.cpp: this module only shows them) and the timeline file it names
+(NAME.machine.json: every probe and block repetition), as sentences at the top of the report's
+Claims and as a figure in its Machine section.
 
 A reader of a claims table needs to know the machine the numbers came from, said as what it was
 ("CPU 1 ran 1.52x slower than CPU 0 from 14:02:11 to 14:12:40 UTC"), not as a count of flags.
 """
+import json
 import math
+import os
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,23 +20,37 @@ from .load import flagged, native
 BUSY_SHARE = 0.5
 
 
-def timelines(results):
-    """(run label, machine_timeline) of each run whose sidecar has one."""
+def sidecar_timelines(results):
+    """(run label, the sidecar's machine_timeline) of each run whose sidecar has one."""
     return [(f.label, f.meta["machine_timeline"]) for f in results.files
             if isinstance(f.meta.get("machine_timeline"), dict)]
 
 
+def timelines(results):
+    """(run label, the timeline file's content) of each run whose sidecar names a file that can
+    be read (beside its CSV)."""
+    out = []
+    for f in results.files:
+        said = f.meta.get("machine_timeline")
+        if not isinstance(said, dict) or not said.get("file"):
+            continue
+        try:
+            with open(os.path.join(os.path.dirname(f.csv_path), said["file"]), encoding="utf-8") as timeline:
+                out.append((f.label, json.load(timeline)))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def episode_lines(results):
-    """The episodes worth a line (at least the timeline's `shown_blocks` block repetitions, the
-    rule the summary of `schedlab run` follows), per run, and how many shorter ones there were."""
+    """The episodes worth a line (the sidecar lists those of at least `shown_blocks` block
+    repetitions, the rule the summary of `schedlab run` follows), per run, and how many shorter
+    ones there were."""
     lines, shorter = [], 0
     several = len(results.files) > 1
-    for label, timeline in timelines(results):
-        for e in timeline.get("episodes", []):
-            if int(e.get("blocks", 0)) >= int(timeline["shown_blocks"]):
-                lines.append((f"{label}: " if several else "") + str(e.get("text", "")))
-            else:
-                shorter += 1
+    for label, said in sidecar_timelines(results):
+        lines += [(f"{label}: " if several else "") + str(e.get("text", "")) for e in said.get("episodes", [])]
+        shorter += int(said.get("shorter_episodes", 0))
     return lines, shorter
 
 
@@ -44,7 +61,7 @@ def claims_note(results):
     share = float(flagged(rows).mean()) if len(rows) else 0.0
     head = (f"**The machine was disturbed**: {share:.0%} of the rows were flagged and are left out, so "
             "many parts below lost most of their blocks. " if share > BUSY_SHARE else "")
-    if not timelines(results):
+    if not sidecar_timelines(results):
         return [doc.Paragraph(head + "What disturbed it is in the flagged rows' list below.")] if head else []
     lines, shorter = episode_lines(results)
     if not lines and not shorter:
@@ -66,7 +83,8 @@ def figure(results, painter, section):
     processes' share of each CPU, and the block repetitions with flagged rows marked."""
     runs = timelines(results)
     if not runs:
-        return section.skip("the runs' sidecars have no machine_timeline (runs older than it)")
+        return section.skip("no machine timeline file beside the runs (runs older than it, or a sidecar "
+                            "saying why it could not be written)")
     fig, axes = plt.subplots(2 * len(runs), 1, figsize=(7.0, 4.2 * len(runs)), squeeze=False)
     for k, (label, t) in enumerate(runs):
         speed_ax, other_ax = axes[2 * k][0], axes[2 * k + 1][0]
