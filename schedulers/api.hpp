@@ -323,6 +323,13 @@ class Mutex {
 // steal-half) and its processor runs the others first.
 inline void yield() { detail::active_or_throw().yield(); }
 
+// Preemption (--preempt safepoint, the fiber schedulers' default): a task that has held its
+// processor for 10 ms yields at its next safe point, safepoint() (safepoint.hpp), which spawn,
+// WaitGroup::go, every channel and mutex operation and the workloads' loops call, as every Go
+// function call checks its prologue. Where it departs from Go 1.14+: Go also stops a goroutine in
+// a loop that makes no call, by a signal; schedlab does not (a C++ task cannot be stopped safely
+// at any instruction), so such a loop keeps its processor until it ends, as under Go 1.13.
+
 // ---- Waiting for a socket -------------------------------------------------------------------
 //
 // A task that waits for a socket, as a goroutine in Go's net package does. Under a fiber

@@ -77,7 +77,8 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"global_pops", "tasks", "tasks taken from a shared queue"},
     {"overflows", "events", "steal-half: a full local queue moved half of it to the global queue"},
     {"migrations", "tasks",
-     "a task started or resumed on another processor than the one that spawned it"},
+     "a task started or resumed on another processor than the one that spawned it (a task a channel or mutex "
+     "readied: than the one whose task readied it)"},
     {"fiber_switches", "switches", "stack switches (suspend and resume of a task's fiber)"},
     {"suspensions", "events",
      "joins and waits that had to suspend the task, parks on a channel or mutex, yields and preemptions"},
@@ -95,12 +96,12 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
      "blocking call it saw in two consecutive rounds (Go's retake), counted by the monitor",
      false},
     {"sysmon_wakeups", "events",
-     "steal-half --handoff lazy: rounds the system monitor ran (it sleeps between rounds, and "
-     "deeply while no processor is in a call), counted by the monitor",
+     "rounds of steal-half's system monitor (it sleeps between rounds, 10 ms apart while a processor is busy "
+     "and --preempt safepoint, and deeply while nothing needs watching) or, for fair, central and random-push "
+     "with --preempt safepoint, of the runtime's preemption monitor; counted by the monitor",
      false},
     {"sysmon_cpu_ns", "ns",
-     "steal-half --handoff lazy: CPU time of the system monitor's thread, which is no worker "
-     "(cpu_ns includes it)",
+     "CPU time of that monitor's thread, which is no worker (cpu_ns includes it)",
      false},
     {"threads_created", "threads",
      "gauge: worker threads started so far (including the initial ones)"},

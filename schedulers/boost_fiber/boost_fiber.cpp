@@ -466,6 +466,18 @@ struct GroupSync {
   bf::condition_variable done;
 };
 
+// ASan builds: tells ASan the stack the calling fiber is on (one of `stacks`), when it believes
+// another (see "ASan and Boost.Fiber's stack switches"); nothing otherwise. Called after every
+// call that may have switched fibers.
+void on_fiber_stack(const ChargedStacks& stacks) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  const void* here = __builtin_frame_address(0);
+  if (!asan_believed_stack.contains(here)) tell_asan_stack(stacks.stack_holding(here));
+#else
+  (void)stacks;
+#endif
+}
+
 // ---- channels and mutexes: Boost.Fiber's own ---------------------------------------------------
 
 // What a BoostChannel carries: an element's bytes (Channel<T> requires a trivially copyable T).
@@ -498,8 +510,10 @@ class BlockedIn {
 template <std::size_t N>
 class BoostChannel final : public ChannelCore {
  public:
-  BoostChannel(Scheduler& s, BlockedWatch& watch, std::size_t capacity, std::size_t elem_size, std::string name)
-      : ChannelCore(s, "channel", std::move(name)), watch_(watch), elem_size_(elem_size), capacity_(capacity) {
+  BoostChannel(Scheduler& s, const ChargedStacks& stacks, BlockedWatch& watch, std::size_t capacity,
+               std::size_t elem_size, std::string name)
+      : ChannelCore(s, "channel", std::move(name)), stacks_(stacks), watch_(watch), elem_size_(elem_size),
+        capacity_(capacity) {
     if (capacity == 0) {
       unbuffered_.emplace();
     } else {
@@ -516,6 +530,7 @@ class BoostChannel final : public ChannelCore {
       const BlockedIn blocked(watch_, senders_);
       status = unbuffered_ ? unbuffered_->push(slot) : buffered_->push(slot);
     }
+    on_fiber_stack(stacks_);
     if (abandoned_.load(std::memory_order_acquire)) throw_abandoned(*this, WaitKind::send);
     if (status == bf::channel_op_status::closed) throw std::logic_error("send on closed " + label());
   }
@@ -526,6 +541,7 @@ class BoostChannel final : public ChannelCore {
       const BlockedIn blocked(watch_, receivers_);
       status = unbuffered_ ? unbuffered_->pop(slot) : buffered_->pop(slot);
     }
+    on_fiber_stack(stacks_);
     if (status == bf::channel_op_status::success) {
       std::memcpy(out, slot.bytes, elem_size_);
       return true;
@@ -534,7 +550,10 @@ class BoostChannel final : public ChannelCore {
     return false;
   }
   void close() override {
-    if (closed_.exchange(true, std::memory_order_acq_rel)) throw std::logic_error("close of closed " + label());
+    if (closed_.exchange(true, std::memory_order_acq_rel)) {
+      if (abandoned_.load(std::memory_order_acquire)) return;  // the deadlock watch closed it
+      throw std::logic_error("close of closed " + label());
+    }
     if (unbuffered_) {
       unbuffered_->close();
     } else {
@@ -563,6 +582,7 @@ class BoostChannel final : public ChannelCore {
   }
 
  private:
+  const ChargedStacks& stacks_;
   BlockedWatch& watch_;
   const std::size_t elem_size_;
   const std::size_t capacity_;
@@ -579,8 +599,9 @@ class BoostChannel final : public ChannelCore {
 // fiber's scheduler, nothing while the mutex is free).
 class BoostMutex final : public MutexCore {
  public:
-  BoostMutex(Scheduler& s, BlockedWatch& watch, std::atomic<std::uint64_t>& parks, std::string name)
-      : MutexCore(s, "mutex", std::move(name)), watch_(watch), parks_(parks) {}
+  BoostMutex(Scheduler& s, const ChargedStacks& stacks, BlockedWatch& watch, std::atomic<std::uint64_t>& parks,
+             std::string name)
+      : MutexCore(s, "mutex", std::move(name)), stacks_(stacks), watch_(watch), parks_(parks) {}
   ~BoostMutex() override { leave_registry(); }
 
   void lock() override {
@@ -588,8 +609,10 @@ class BoostMutex final : public MutexCore {
     parks_.fetch_add(1, std::memory_order_relaxed);
     const BlockedIn blocked(watch_, waiting_);
     while (!mutex_.try_lock_until(std::chrono::steady_clock::now() + kLockRound)) {
+      on_fiber_stack(stacks_);
       if (abandoned_.load(std::memory_order_acquire)) throw_abandoned(*this, WaitKind::lock);
     }
+    on_fiber_stack(stacks_);
   }
   bool try_lock() override { return mutex_.try_lock(); }
   void unlock() override { mutex_.unlock(); }
@@ -602,6 +625,7 @@ class BoostMutex final : public MutexCore {
 
  private:
   static constexpr std::chrono::milliseconds kLockRound{100};
+  const ChargedStacks& stacks_;
   BlockedWatch& watch_;
   std::atomic<std::uint64_t>& parks_;  // the scheduler's lock_parks
   bf::timed_mutex mutex_;
@@ -657,13 +681,13 @@ class BoostFiberScheduler final : public Scheduler {
 
   // Boost.Fiber's own channels and mutex (see the top of this file).
   std::unique_ptr<ChannelCore> make_channel(std::size_t capacity, std::size_t elem_size, std::string name) override {
-    if (elem_size <= 8) return std::make_unique<BoostChannel<8>>(*this, watch_, capacity, elem_size, std::move(name));
-    if (elem_size <= 16) return std::make_unique<BoostChannel<16>>(*this, watch_, capacity, elem_size, std::move(name));
-    if (elem_size <= 32) return std::make_unique<BoostChannel<32>>(*this, watch_, capacity, elem_size, std::move(name));
-    return std::make_unique<BoostChannel<64>>(*this, watch_, capacity, elem_size, std::move(name));
+    if (elem_size <= 8) return std::make_unique<BoostChannel<8>>(*this, stacks_, watch_, capacity, elem_size, std::move(name));
+    if (elem_size <= 16) return std::make_unique<BoostChannel<16>>(*this, stacks_, watch_, capacity, elem_size, std::move(name));
+    if (elem_size <= 32) return std::make_unique<BoostChannel<32>>(*this, stacks_, watch_, capacity, elem_size, std::move(name));
+    return std::make_unique<BoostChannel<64>>(*this, stacks_, watch_, capacity, elem_size, std::move(name));
   }
   std::unique_ptr<MutexCore> make_mutex(std::string name) override {
-    return std::make_unique<BoostMutex>(*this, watch_, lock_parks_, std::move(name));
+    return std::make_unique<BoostMutex>(*this, stacks_, watch_, lock_parks_, std::move(name));
   }
   void yield() override {
     yields_.fetch_add(1, std::memory_order_relaxed);
@@ -851,12 +875,7 @@ class BoostFiberScheduler final : public Scheduler {
 
   // ASan builds: tells ASan the stack the calling fiber is on, when it believes another (see
   // "ASan and Boost.Fiber's stack switches"); nothing otherwise.
-  void on_fiber_stack() const noexcept {
-#if defined(__SANITIZE_ADDRESS__)
-    const void* here = __builtin_frame_address(0);
-    if (!asan_believed_stack.contains(here)) tell_asan_stack(stacks_.stack_holding(here));
-#endif
-  }
+  void on_fiber_stack() const noexcept { schedlab::on_fiber_stack(stacks_); }
   // The same, for a worker's main fiber, on the thread's own stack.
   void on_thread_stack() const noexcept {
 #if defined(__SANITIZE_ADDRESS__)

@@ -404,9 +404,12 @@ TEST(StealHalfSyscalls, ACallThatOutlastsTwoRoundsLosesItsProcessorAndTheTaskRes
   EXPECT_GE(k[Counter::sysmon_wakeups], 2u) << "a retake needs two rounds";
 }
 
-// The monitor sleeps deeply until the first call: a run without calls never wakes it.
+// Without preemption the monitor sleeps deeply until the first call: a run without calls never
+// wakes it. (With --preempt safepoint it looks every 10 ms while a P is busy: preemption_test.)
 TEST(StealHalfSyscalls, RunsWithoutCallsNeverWakeTheMonitor) {
-  auto s = make_steal_half(two_ps(), StealHalfConfig{});
+  RuntimeConfig rc = two_ps();
+  rc.preempt = false;
+  auto s = make_steal_half(rc, StealHalfConfig{});
   s->run([] {
     WaitGroup wg;
     for (int i = 0; i < 1000; ++i) wg.go([] {});

@@ -131,9 +131,7 @@ unsigned SystemMonitor::retake(std::uint64_t now, unsigned* in_call, bool* busy)
       }
       *busy = true;
       const std::uint32_t tick = p.read_tick();
-      if (seen.slice.overdue(tick, now) && p.preempt_tick.exchange(tick, std::memory_order_relaxed) != tick) {
-        marks_.fetch_add(1, std::memory_order_relaxed);
-      }
+      if (seen.slice.overdue(tick, now)) p.preempt_tick.store(tick, std::memory_order_relaxed);
       marks_out = marks_out || p.preempt_tick.load(std::memory_order_relaxed) == tick;
       continue;
     }

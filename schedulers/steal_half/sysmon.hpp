@@ -131,7 +131,6 @@ class SystemMonitor {
 
   // Counters, read racily by any thread.
   std::uint64_t retakes() const noexcept { return retakes_.load(std::memory_order_relaxed); }
-  std::uint64_t preempt_marks() const noexcept { return marks_.load(std::memory_order_relaxed); }
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
   // CPU time (user + system) the monitor's thread has used so far.
   std::uint64_t cpu_ns() const;
@@ -174,7 +173,6 @@ class SystemMonitor {
   // kTicking, kDeepSleep or kStopping; the monitor sleeps on it with a futex.
   std::atomic<std::uint32_t> state_{kTicking};
   std::atomic<std::uint64_t> retakes_{0};
-  std::atomic<std::uint64_t> marks_{0};
   std::atomic<bool> busy_wake_{false};  // the last wake from a deep sleep was note_busy's
   PendingMarks pending_;                // monitor only
   std::atomic<std::uint64_t> wakeups_{0};
