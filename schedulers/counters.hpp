@@ -42,6 +42,14 @@ enum class Counter : std::size_t {
   netpoll_readied,
   netpoll_polls,
   netpoll_blocked_ns,
+  chan_parks,
+  chan_readies,
+  lock_parks,
+  lock_readies,
+  ready_runnext,
+  ready_runnext_stolen,
+  yields,
+  preemptions,
   count
 };
 
@@ -69,9 +77,11 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"global_pops", "tasks", "tasks taken from a shared queue"},
     {"overflows", "events", "steal-half: a full local queue moved half of it to the global queue"},
     {"migrations", "tasks",
-     "a task started or resumed on another processor than the one that spawned it"},
+     "a task started or resumed on another processor than the one that spawned it (a task a channel or mutex "
+     "readied: than the one whose task readied it)"},
     {"fiber_switches", "switches", "stack switches (suspend and resume of a task's fiber)"},
-    {"suspensions", "events", "joins and waits that had to suspend the task"},
+    {"suspensions", "events",
+     "joins and waits that had to suspend the task, parks on a channel or mutex, yields and preemptions"},
     {"parks", "events", "a worker thread went to sleep"},
     {"unparks", "events", "a sleeping worker thread was woken"},
     {"idle_ns", "ns", "summed time worker threads spent parked"},
@@ -86,12 +96,12 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
      "blocking call it saw in two consecutive rounds (Go's retake), counted by the monitor",
      false},
     {"sysmon_wakeups", "events",
-     "steal-half --handoff lazy: rounds the system monitor ran (it sleeps between rounds, and "
-     "deeply while no processor is in a call), counted by the monitor",
+     "rounds of steal-half's system monitor (it sleeps between rounds, 10 ms apart while a processor is busy "
+     "and --preempt safepoint, and deeply while nothing needs watching) or, for fair, central and random-push "
+     "with --preempt safepoint, of the runtime's preemption monitor; counted by the monitor",
      false},
     {"sysmon_cpu_ns", "ns",
-     "steal-half --handoff lazy: CPU time of the system monitor's thread, which is no worker "
-     "(cpu_ns includes it)",
+     "CPU time of that monitor's thread, which is no worker (cpu_ns includes it)",
      false},
     {"threads_created", "threads",
      "gauge: worker threads started so far (including the initial ones)"},
@@ -105,6 +115,22 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"netpoll_blocked_ns", "ns",
      "summed time a thread spent blocked in the network poller's epoll_wait (steal-half: an idle "
      "worker, also counted in idle_ns; fair, central: their poller thread)"},
+    {"chan_parks", "events",
+     "tasks parked on a channel: a send with no receiver waiting and no room in the buffer, or a receive with "
+     "nothing to take"},
+    {"chan_readies", "events",
+     "parked tasks a channel operation made runnable again (a send or receive that met them, or a close)"},
+    {"lock_parks", "events", "tasks parked on a locked mutex (after spinning, where the scheduler allows it)"},
+    {"lock_readies", "events", "parked tasks an unlock made runnable again"},
+    {"ready_runnext", "events",
+     "steal-half: channel and mutex readies that went into the readier's processor's runnext, to run next "
+     "there (Go's ready)"},
+    {"ready_runnext_stolen", "tasks",
+     "steal-half: of those, tasks a thief took from runnext before their processor ran them"},
+    {"yields", "events", "tasks that let the others run through yield() (Go's Gosched)"},
+    {"preemptions", "events",
+     "tasks that yielded at a safe point because the monitor found them running for 10 ms (Go's "
+     "forcePreemptNS; --preempt safepoint)"},
 }};
 
 constexpr std::string_view counter_name(Counter c) {

@@ -56,6 +56,54 @@ class PolicyRuntime final : public FiberRuntime {
     });
   }
 
+  // ---- channels and mutexes (sync/): Go's gopark and ready -----------------------------------
+
+  // Executed by the parking task. The object's lock is let go from the switch action, once the
+  // task's fiber is saved: a ready() that follows may resume it at once (Go's gopark with
+  // chanparkcommit / semacquire's unlock).
+  void park(Waiter& waiter, void (*unlock)(void*), void* lock) override {
+    Worker& w = current_worker();
+    waiter.task = w.current_task_;
+    w.stats.add(waiter.kind == WaitKind::lock ? Counter::lock_parks : Counter::chan_parks);
+    suspend(w, [unlock, lock](Task&, Worker&) { unlock(lock); });
+  }
+
+  // Executed by the readying task (or the deadlock watch's harness thread, which is no worker).
+  // The task goes where the policy puts a task woken by its worker's task (steal-half: that
+  // processor's runnext); it counts as migrated if it then runs on another processor.
+  void ready(Waiter& waiter) override {
+    Task& t = *waiter.task;
+    Worker* w = current_worker_or_null();
+    if (w != nullptr) {
+      w->stats.add(waiter.kind == WaitKind::lock ? Counter::lock_readies : Counter::chan_readies);
+      t.spawned_on = w->proc;
+    } else {
+      note_external_ready(waiter.kind);
+      t.spawned_on = Worker::kNoProc;
+    }
+    policy().submit_woken(t, w);
+  }
+
+  // Go's Gosched.
+  void yield() override {
+    Worker& w = current_worker();
+    w.stats.add(Counter::yields);
+    suspend(w, [this](Task& me, Worker& here) { policy().submit_yield(me, &here); });
+  }
+
+  // safepoint()'s slow path: Go's gopreempt_m when the monitor has marked this task's slice.
+  void preempt_point() override {
+    Worker* w = current_worker_or_null();
+    if (w == nullptr || w->current_task_ == nullptr || !policy().take_preempt_request(*w)) return;
+    w->stats.add(Counter::preemptions);
+    suspend(*w, [this](Task& me, Worker& here) { policy().submit_yield(me, &here); });
+  }
+
+  bool may_spin(int iteration) const override {
+    Worker* w = current_worker_or_null();
+    return w != nullptr && static_cast<const P&>(*policy_).may_spin(*w, iteration);
+  }
+
   void wait(GroupState& g) override {
     if ((g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) != 0) {
       // As in join: publish the waiter from the action, once our context is saved.
@@ -85,6 +133,10 @@ class PolicyRuntime final : public FiberRuntime {
       if (t == nullptr) return;  // shutdown
       SCHEDLAB_ASSERT(w->current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
       if (t->spawned_on != w->proc && t->spawned_on != Worker::kNoProc) w->stats.add(Counter::migrations);
+      if constexpr (!P::kOwnTimeSlices) {
+        // A time slice per task, for the preemption monitor (a single writer: no locked add).
+        w->slices.store(w->slices.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      }
       if (w->tracing()) w->slice_begin_ns = now_ns();
       if (t->fiber == nullptr) {
         // A new task: run it right here, on this fiber.

@@ -47,6 +47,7 @@
 #include "live_tasks.hpp"
 #include "policy.hpp"
 #include "poller.hpp"
+#include "preemption.hpp"
 #include "stack.hpp"
 #include "worker.hpp"
 
@@ -64,6 +65,10 @@ struct RuntimeConfig {
   // --netpoll: a task waiting for a socket parks on the runtime's poller (policy.hpp,
   // NetpollMode); off: it waits in the kernel inside blocking(), holding its thread.
   bool netpoll = true;
+  // --preempt safepoint (Go's default, as far as safe points go): a task that has held its
+  // processor for 10 ms yields at its next safe point (runtime/preemption.hpp); off: a task
+  // runs until it parks, yields or ends.
+  bool preempt = true;
 };
 
 // The policy-independent half (see the top of this file). Built only as a PolicyRuntime<P>.
@@ -105,6 +110,11 @@ class FiberRuntime : public Scheduler {
   // The network poller, nullptr until a task first waits for a socket (and always under
   // NetpollMode::off). Any thread.
   Poller* poller() const noexcept { return netpoll_.get(); }
+  // Counts a ready made from outside the runtime's threads (the deadlock watch abandoning a
+  // parked task), which no worker's counters can hold.
+  void note_external_ready(WaitKind kind) noexcept {
+    (kind == WaitKind::lock ? external_lock_readies_ : external_chan_readies_).fetch_add(1, std::memory_order_relaxed);
+  }
 
  protected:
   // Attaches the policy; starts no thread (start() does, once the object is whole).
@@ -172,6 +182,12 @@ class FiberRuntime : public Scheduler {
   bool stuck(std::uint64_t now);
   std::string deadlock_report() const;
   std::string workers_dump() const;
+  // The deadlock watch found every task asleep and some parked on channels or mutexes: report
+  // them, abandon their waits (every parked operation throws DeadlockError) and wait for the
+  // root to unwind, then throw the report. A root that does not finish within kUnwindPatience
+  // leaves the runtime deadlocked for good, as any other deadlock. Harness thread, root_mutex_
+  // held by `lock` and let go while it waits.
+  [[noreturn]] void break_sync_deadlock(std::unique_lock<std::mutex>& lock, std::string report);
 
   const std::vector<int> pin_cpus_;  // the CPUs allowed when this runtime was built, if config_.pin
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
@@ -179,6 +195,8 @@ class FiberRuntime : public Scheduler {
   std::atomic<unsigned> worker_count_{0};
   std::mutex add_worker_mutex_;
   std::atomic<std::uint64_t> external_unparks_{0};
+  std::atomic<std::uint64_t> external_chan_readies_{0};
+  std::atomic<std::uint64_t> external_lock_readies_{0};
   std::atomic<std::uint64_t> roots_spawned_{0};
   GroupState root_group_;  // the root task's group; its last task signals root_done_
   std::mutex root_mutex_;
@@ -205,6 +223,9 @@ class FiberRuntime : public Scheduler {
   // Last, so destroyed first: a poller thread (fair, central) is joined while the policy it
   // hands tasks to still exists.
   LazyPoller netpoll_;
+  // --preempt safepoint under a policy without a monitor of its own; started by start(), stopped
+  // by stop_and_join_workers() before any worker goes (it reads them).
+  std::unique_ptr<PreemptMonitor> preempt_monitor_;
 };
 
 // Executed by w's thread, on the fiber of the task it suspends. The action runs on the pooled
@@ -242,5 +263,20 @@ inline void Policy::count_push(Worker* from, Counter which) noexcept {
 }
 
 inline void Policy::note_unpark(Worker* from) noexcept { runtime_->note_unpark(from); }
+
+// The runtime's preemption monitor marks a worker's slice; the mark is for that slice only.
+// The exchange clears it, so that the task that runs next, if it inherits the slice, is marked
+// only by a later round (as Go's sysmon marks each G it finds overdue).
+inline bool Policy::take_preempt_request(Worker& w) {
+  const std::uint32_t slice = w.slices.load(std::memory_order_relaxed);
+  if (w.preempt_mark.load(std::memory_order_relaxed) != slice) return false;
+  return w.preempt_mark.exchange(kNoPreemptMark, std::memory_order_relaxed) == slice;
+}
+
+// Go's active_spin rounds, when another processor may be running the holder.
+inline bool Policy::may_spin(Worker& /*w*/, int iteration) const {
+  constexpr int kActiveSpin = 4;  // Go: active_spin
+  return iteration < kActiveSpin && runtime_->config().threads > 1;
+}
 
 }  // namespace schedlab

@@ -73,6 +73,11 @@ class alignas(64) Worker {
   std::atomic<bool> tracing_flag{false};
   bool tracing() const noexcept { return tracing_flag.load(std::memory_order_relaxed); }
   std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
+  // Preemption (runtime/preemption.hpp), for a policy that counts no time slices of its own:
+  // the tick of this worker's time slice, one per task it runs (written by this worker, read by
+  // the preemption monitor), and the slice the monitor found overdue (kNoPreemptMark: none).
+  std::atomic<std::uint32_t> slices{0};
+  std::atomic<std::uint32_t> preempt_mark{UINT32_MAX};
 
   // Idle accounting around a sleep: parks, idle_ns, and the start of the current sleep so a
   // counter snapshot taken while the worker sleeps includes it.

@@ -46,7 +46,8 @@ void expect_runs(const std::string& workload, const Args& args, std::uint64_t ta
 }
 
 TEST(GoReferenceSupport, KnowsItsWorkloads) {
-  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts"})
+  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts", "pingpong", "sieve",
+                        "channel", "lockmix"})
     EXPECT_TRUE(go_supports_workload(w)) << w;
   EXPECT_FALSE(go_supports_workload("matmul"));
 }
@@ -94,12 +95,28 @@ TEST_F(GoReference, FieldWorkloadsCountTasksAsSchedlab) {
   for (const char* tree : {"mini-T1", "mini-T3"}) expect_runs("uts", {{"tree", tree}}, uts_tree(tree).nodes);
 }
 
+// Go's synchronisation: the twins check their own results (every token, the last prime, the
+// channel's count and sum, the mutex's state) and count goroutines as schedlab counts tasks, on
+// one P and two.
+TEST_F(GoReference, SynchronisationWorkloadsCountTasksAsSchedlab) {
+  for (const unsigned threads : {1u, 2u}) {
+    expect_runs("pingpong", {{"pairs", "2"}, {"rounds", "300"}, {"hog", "1"}, {"hog-iters", "100000"}}, 2 * 2 + 1 + 1,
+                threads);
+    expect_runs("sieve", {{"primes", "60"}}, 60 + 1, threads);
+    expect_runs("channel", {{"values", "5000"}, {"producers", "2"}, {"consumers", "3"}, {"capacity", "16"}}, 5 + 1,
+                threads);
+    expect_runs("lockmix", {{"tasks", "4"}, {"ops", "300"}, {"hold", "50"}, {"between", "50"}}, 4 + 1, threads);
+  }
+}
+
 TEST_F(GoReference, FieldWorkloadsRefuseBadParameters) {
   for (const auto& [workload, args, says] : std::vector<std::tuple<std::string, Args, std::string>>{
            {"skynet", {{"leaves", "20"}}, "--leaves 20 is not a power of 10"},
            {"nqueens", {{"n", "21"}}, "--n 21 is out of range: use 1 <= n <= 20"},
            {"uts", {{"tree", "T9"}}, "--tree T9 is not a known tree"},
-           {"fib-go", {{"base", "3"}}, "--base 3 is not a base case"}}) {
+           {"fib-go", {{"base", "3"}}, "--base 3 is not a base case"},
+           {"pingpong", {{"pairs", "0"}}, "--pairs 0"},
+           {"sieve", {{"primes", "0"}}, "--primes 0"}}) {
     try {
       run_go_reference(workload, args, 1, 0, 1, 0);
       ADD_FAILURE() << workload << " accepted " << says;
