@@ -50,7 +50,11 @@ void read_machine_ticks(MachineSample& s) {
   if (n == 8) s.steal_ticks = v[7];
 }
 
-// This process and its waited-for children (the go-runtime program), user + system.
+// add_live_child_cpu_ns()'s tally: the live A/B servers' CPU time reported so far.
+double live_child_cpu_ns = 0;
+
+// This process, its waited-for children (the go-runtime program) and its live A/B servers, user
+// + system.
 double own_cpu_ns() {
   auto ns = [](const rusage& u) {
     auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3; };
@@ -59,7 +63,7 @@ double own_cpu_ns() {
   rusage self{}, children{};
   ::getrusage(RUSAGE_SELF, &self);
   ::getrusage(RUSAGE_CHILDREN, &children);
-  return ns(self) + ns(children);
+  return ns(self) + ns(children) + live_child_cpu_ns;
 }
 
 std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
@@ -68,6 +72,8 @@ std::uint64_t steady_ns(std::chrono::steady_clock::time_point t) {
 }
 
 }  // namespace
+
+void add_live_child_cpu_ns(double ns) { live_child_cpu_ns += ns; }
 
 MachineSample sample_machine() {
   MachineSample s;

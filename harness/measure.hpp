@@ -84,6 +84,15 @@ struct MachineSample {
 MachineSample sample_machine();
 MachineLoad machine_load(const MachineSample& before, const MachineSample& after);
 
+// The CPU time of this run's live children that measure for it (the A/B mode's build servers,
+// served_subject.hpp) is this run's own, but getrusage(RUSAGE_CHILDREN) counts a child only once
+// it has been waited for, at the end of the run: without this, every repetition's measured CPU
+// (hundreds of ms in a long case) counted as another process's, and every block was flagged
+// noisy. A server reports its CPU time with every reply; its BuildServer adds what is new here
+// (`ns` may be negative: a server waited for moves from here to RUSAGE_CHILDREN). Executed only
+// by the runner's thread, like sample_machine().
+void add_live_child_cpu_ns(double ns);
+
 // What the workload says about itself for one case, computed, not measured. The same for every
 // repetition of the case, so the runner asks once per case and copies it into each Measurement.
 struct WorkloadFacts {
