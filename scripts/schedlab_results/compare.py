@@ -59,9 +59,9 @@ the machine's drift from a change of the code: to compare two builds, measure bo
 
 
 def case_values(results, path, metric):
-    """({case key: (variant label, [values of the repetitions], repetitions of it left out as
-    flagged)}, repetitions left out as flagged in all); None for the first when the column is
-    absent or empty. Simulated rows count only for the simulator's own columns (sim_*), and then
+    """({case key: (variant label, [values of the unflagged repetitions], repetitions of it left
+    out as flagged)}, repetitions left out as flagged in all): a case whose every repetition was
+    flagged has no values; None for the first when the column is absent or empty. Simulated rows count only for the simulator's own columns (sim_*), and then
     alone: their times are Valgrind's. Raises UserError for a column of text, which has no
     median."""
     rows = results.rows
@@ -73,14 +73,13 @@ def case_values(results, path, metric):
         raise UserError(path, f"column {metric} is not numeric (it holds {example!r})",
                         "choose a numeric --metric (wall_ns, ns_per_task, cpu_ns, steals, ...)")
     disturbed = flagged(rows)
-    per_case = rows[disturbed].groupby(CASE_KEY, sort=False).size().to_dict()
-    rows, left_out = rows[~disturbed], int(disturbed.sum())
     out = {}
-    for key, group in rows.groupby(CASE_KEY, sort=False):
-        values = group[metric].dropna().to_list()
-        if values:
-            out[key] = (group["variant"].iloc[0], values, int(per_case.get(key, 0)))
-    return out, left_out
+    for key, group in rows.assign(_flagged=disturbed).groupby(CASE_KEY, sort=False):
+        values = group.loc[~group["_flagged"], metric].dropna().to_list()
+        left = int(group["_flagged"].sum())
+        if values or left:  # a case every repetition of which was flagged is still a case
+            out[key] = (group["variant"].iloc[0], values, left)
+    return out, int(disturbed.sum())
 
 
 def describe(key, variant):
@@ -218,12 +217,13 @@ def few_reps_warning(cases):
             f"{format_p(floor)}), so {consequence}; {advice}")
 
 
-def nothing_judged(cases, why):
-    """The line said when no case was judged (exit status EXIT_NOTHING_JUDGED), or None."""
+def nothing_judged(cases, why, total=None):
+    """The line said when no case was judged (exit status EXIT_NOTHING_JUDGED), or None. `total`:
+    the cases in both runs, those left without a repetition included (default: `cases`)."""
     if any(c["verdict"] != "not judged" for c in cases):
         return None
-    return (f"nothing was judged: none of the {len(cases)} cases could be ({why}); exit status "
-            f"{EXIT_NOTHING_JUDGED}, not a pass")
+    return (f"nothing was judged: none of the {len(cases) if total is None else total} cases could be "
+            f"({why}); exit status {EXIT_NOTHING_JUDGED}, not a pass")
 
 
 def percent(value):
@@ -278,7 +278,8 @@ def print_text(report, scale, unit):
         print(f"left out: {report['flagged_reps']} repetitions flagged noisy or slow_cpu")
     if report["exit_status"] == EXIT_NOTHING_JUDGED:
         print(f"{PROG}: {report['nothing_judged']}")
-    for label, field in (("only in OLD", "only_in_old"), ("only in NEW", "only_in_new")):
+    for label, field in (("not judged, every repetition of a side flagged", "all_flagged"),
+                         ("only in OLD", "only_in_old"), ("only in NEW", "only_in_new")):
         if report[field]:
             print(f"{label} ({len(report[field])}):")
             for case in report[field]:
@@ -304,6 +305,8 @@ def two_runs(args):
                         "its parameters, the workload and its parameters, and the threads; a parameter "
                         "added between the two builds changes every case)",
                         "compare runs of the same cases, made by builds with the same parameters")
+    flagged_out = [k for k in common if not old_cases[k][1] or not new_cases[k][1]]
+    common = [k for k in common if k not in flagged_out]
     cases = [compare_case(key, old_cases[key][0], old_cases[key][1], new_cases[key][1],
                           old_cases[key][2], new_cases[key][2])
              for key in common]
@@ -312,14 +315,17 @@ def two_runs(args):
     for c in cases:
         del c["_old"], c["_new"]
     seen.pop("band", None)
-    nothing = nothing_judged(cases, f"fewer than {GEOMEAN_MIN_CASES} cases to measure the drift"
-                             if seen["band_pct"] is None else "no case has a change interval")
+    nothing = nothing_judged(cases, f"fewer than {GEOMEAN_MIN_CASES} cases with unflagged repetitions on "
+                             f"both sides to measure the drift ({len(flagged_out)} had every repetition of "
+                             "a side flagged)" if seen["band_pct"] is None else "no case has a change interval",
+                             len(cases) + len(flagged_out))
     warnings = [w for w in (few_reps_warning(cases), nothing) if w]
     regressed = any(c["regression"] for c in cases)
     return {
         "mode": "two runs", "old": args.files[0], "new": args.files[1], "metric": args.metric,
         "alpha": ALPHA, "min_change_pct": args.min_change, "cases": cases, "drift": seen,
         "geomean": seen["geomean"], "flagged_reps": old_flagged + new_flagged,
+        "all_flagged": [describe(k, old_cases[k][0]) for k in flagged_out],
         "only_in_old": [describe(k, old_cases[k][0]) for k in sorted(set(old_cases) - set(new_cases), key=sort_key)],
         "only_in_new": [describe(k, new_cases[k][0]) for k in sorted(set(new_cases) - set(old_cases), key=sort_key)],
         "warnings": warnings, "nothing_judged": nothing,

@@ -824,6 +824,18 @@ class CompareTwoRunsPlantedTest(TempDirTest):
         self.assertEqual(report["exit_status"], 0)
         self.assertAlmostEqual(report["geomean"]["change_pct"], 4.0, delta=1.0)
 
+    def test_runs_whose_every_repetition_was_flagged_judge_nothing_and_exit_3(self):
+        # Not "no case in common" (bad input, 2): the cases are the same, the machine was busy.
+        self.runs(drift=1.0, regression=1.0)
+        for name in ("old.csv", "new.csv"):
+            header, rows = read_csv(self.tmp / name)
+            header, rows = set_column(header, rows, "noisy", ["1"] * len(rows))
+            write_csv(self.tmp / name, header, rows)
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn(f"nothing was judged: none of the {self.CASES} cases could be", result.stderr)
+        self.assertIn("not judged, every repetition of a side flagged (40)", result.stdout)
+
     def test_too_few_cases_to_see_the_drift_judge_nothing_and_exit_3(self):
         self.runs(drift=1.0, regression=1.0)
         for name in ("old.csv", "new.csv"):
@@ -876,6 +888,18 @@ class AbCompareTest(TempDirTest):
         self.assertEqual([(c["threads"], c["verdict"]) for c in report["cases"]],
                          [(1, "within the noise floor"), (2, "slower")])
         self.assertLess(report["noise_floor"]["factor"], 1.03)
+
+    def test_a_planted_10_percent_on_one_case_is_found_there_only(self):
+        # B 10% slower at 2 threads only (the path a knob slowed), unchanged at 1 thread; the
+        # builds' blocks spread by +-2% like the A/A control's.
+        result = run(COMPARE, self.ab_csv({1: 1.0, 2: 1.10}), "--json")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        cases = json.loads(result.stdout)["cases"]
+        self.assertEqual([(c["threads"], c["verdict"]) for c in cases],
+                         [(1, "within the noise floor"), (2, "slower")])
+        ratio, low, high = cases[1]["b_over_a"]
+        self.assertAlmostEqual(ratio, 1.10, delta=0.02)
+        self.assertGreater(low, 1.05)
 
     def test_one_csv_that_is_not_an_ab_run_is_refused(self):
         self.assert_user_error(run(COMPARE, FIXTURE), "scripts/compare", "not an A/B run")
