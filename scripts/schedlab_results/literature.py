@@ -152,6 +152,12 @@ def measured_ratios(rows):
     return pd.DataFrame(out)
 
 
+def agreement(ours, theirs):
+    """The rule fixed in advance: two ratios agree when within AGREE_FACTOR of each other."""
+    apart = max(ours, theirs) / min(ours, theirs)
+    return f"agrees ({apart:.2f}× apart)" if apart <= AGREE_FACTOR else f"differs ({apart:.2f}× apart)"
+
+
 def _closest(candidates, threads):
     """The candidate rows at these threads, else at the nearest thread count."""
     if candidates.empty:
@@ -204,9 +210,7 @@ def comparison(measured, theirs):
             elif math.isnan(m["ratio"]):
                 row["verdict"] = "not measured here"
             else:
-                apart = max(m["ratio"], p["ratio"]) / min(m["ratio"], p["ratio"])
-                row["verdict"] = (f"agrees ({apart:.1f}× apart)" if apart <= AGREE_FACTOR
-                                  else f"differs ({apart:.1f}× apart)")
+                row["verdict"] = agreement(m["ratio"], p["ratio"])
             if _size(p["params"], m["workload"]) != _size(m["params"], m["workload"]):
                 notes.append(f"size here {_size(m['params'], m['workload']) or 'default'}")
             if m["scheduler"] == "openmp":
@@ -319,7 +323,6 @@ def comparable(rows, pairs):
             found = True
             estimate, low, high, blocks = r
             ratio = math.exp(estimate)
-            apart = max(ratio, p["ratio"]) / min(ratio, p["ratio"])
             notes = []
             if _size(params, p["workload"]) != _size(p["params"], p["workload"]):
                 notes.append(f"size here {_size(params, p['workload']) or 'default'}, "
@@ -331,8 +334,7 @@ def comparable(rows, pairs):
                            "threads": threads, "here": ratio, "low": math.exp(low), "high": math.exp(high),
                            "blocks": blocks, "published": p["ratio"], "source": p["source"],
                            "hardware": p["hardware"], "compiler": p["compiler"], "date": p["date"],
-                           "verdict": (f"agrees ({apart:.1f}× apart)" if apart <= AGREE_FACTOR
-                                       else f"differs ({apart:.1f}× apart)"),
+                           "verdict": agreement(ratio, p["ratio"]),
                            "note": "; ".join(notes)})
         if not found:
             absent = [s for s in (p["x"], p["y"]) if not (mine["scheduler"] == s).any()]
