@@ -37,7 +37,7 @@ def workload_params(part):
     """A workload configuration the part accepts: the first allowed value of each `where` key,
     and netmix's --conns for the per-connection metrics."""
     values = {k: v[0] for k, v in part.where.items()}
-    if part.metric in ("threads_per_connection", "live_tasks_per_connection"):
+    if part.metric == "live_tasks_per_connection":
         values["conns"] = f"{CONNS:g}"
     return " ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
@@ -66,8 +66,6 @@ def metric_columns(part, value, threads):
         return {"papi_l2_dcm": value * TASKS, "tasks": TASKS}
     if m == "extra_threads":
         return {"threads_created": value + threads}
-    if m == "threads_per_connection":
-        return {"threads_created": value * CONNS + threads}
     if m == "live_tasks_per_connection":
         return {"peak_live_tasks": value * CONNS + 1}
     if m == "efficiency_to_bound":
