@@ -22,6 +22,9 @@ namespace {
 
 double tick_ns() { return 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK)); }
 
+// add_live_child_cpu_ns()'s tally: the live A/B servers' CPU time reported so far.
+double live_child_cpu_ns = 0;
+
 double steady_now_ns() {
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -81,8 +84,10 @@ double own_cpu_ns() {
   rusage self{}, children{};
   ::getrusage(RUSAGE_SELF, &self);
   ::getrusage(RUSAGE_CHILDREN, &children);
-  return ns(self) + ns(children);
+  return ns(self) + ns(children) + live_child_cpu_ns;
 }
+
+void add_live_child_cpu_ns(double ns) { live_child_cpu_ns += ns; }
 
 BlockLoad::Sample BlockLoad::sample(const std::vector<int>& cpus) {
   Sample s;

@@ -70,8 +70,18 @@ std::vector<unsigned> case_cpus(const Case& c, unsigned usable);
 // Every usable CPU, as indices.
 std::vector<unsigned> all_cpus(unsigned usable);
 
-// This process and its waited-for children (the go-runtime program, Valgrind), user + system.
+// This process, its waited-for children (the go-runtime program, Valgrind) and its live A/B
+// servers (add_live_child_cpu_ns), user + system.
 double own_cpu_ns();
+
+// The CPU time of this run's live children that measure for it (the A/B mode's build servers,
+// served_subject.hpp) is this run's own, but getrusage(RUSAGE_CHILDREN) counts a child only once
+// it has been waited for, at the end of the run: without this, every repetition's measured CPU
+// (hundreds of ms in a long case) counted as another process's, and every block was flagged
+// noisy. A server reports its CPU time with every reply; its BuildServer adds what is new here
+// (`ns` may be negative: a server waited for moves from here to RUSAGE_CHILDREN). Executed only
+// by the runner's thread, like BlockLoad.
+void add_live_child_cpu_ns(double ns);
 
 // The accounting of one block repetition (see the top of this file). Executed only by the
 // runner's thread.

@@ -23,7 +23,9 @@
 // time; the others wait on their pipe with their workers parked. The servers count no hardware
 // or kernel events and no caches (an A/B run compares time).
 //
-// Protocol (one JSON object a line; every reply has "ok": true, or "error": the one-line reason):
+// Protocol (one JSON object a line; every reply has "ok": true, or "error": the one-line reason,
+// and "cpu_ns": the server's CPU time so far, which the parent counts as the run's own:
+// machine_load.hpp, add_live_child_cpu_ns):
 //   {"op": "hello", "memory_budget": BYTES}          -> {"ok", "protocol", "build": build_info}
 //   {"op": "build", "id": N, "case": case_json}      -> the subject built (its workload prepared)
 //   {"op": "warm_up", "id": N, "runs": R}
@@ -51,6 +53,10 @@ namespace schedlab {
 // server spins N ns per task the workload expects before the root's body runs, as if each spawn
 // cost N ns more.
 inline constexpr char kServeTestDelayEnv[] = "SCHEDLAB_SERVE_TEST_DELAY_NS_PER_TASK";
+// The second hook, a planted regression on one path only: with it set to N, every spawn of the
+// central scheduler in the server spins N ns (central.hpp, set_central_test_spawn_delay_ns), and
+// nothing else changes: an A/B run must find central's cases slower and no other.
+inline constexpr char kServeTestCentralSpawnDelayEnv[] = "SCHEDLAB_SERVE_TEST_CENTRAL_SPAWN_DELAY_NS";
 
 // One build's server, started by the constructor and ended by the destructor (its stdin closed,
 // the child waited for). Executed only by the runner's thread.
@@ -73,8 +79,12 @@ class BuildServer {
 
  private:
   std::string failed(const std::string& what) const;
+  // Counts what the server used since its last reply as this run's own CPU time: from the
+  // reply's cpu_ns, or for a build older than that field from /proc/PID/stat (clock ticks).
+  void note_cpu(const nlohmann::json& reply);
 
   std::string build_, binary_;
+  double reported_cpu_ns_ = 0;  // what note_cpu() has counted so far
   pid_t pid_ = -1;
   std::FILE* to_ = nullptr;    // its stdin
   std::FILE* from_ = nullptr;  // its stdout

@@ -21,6 +21,7 @@
 #include "central.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -30,11 +31,18 @@
 namespace schedlab {
 namespace {
 
+// set_central_test_spawn_delay_ns(): read when a scheduler is made.
+std::atomic<std::uint64_t> test_spawn_delay_ns{0};
+
 class CentralPolicy final : public Policy {
  public:
-  explicit CentralPolicy(CentralConfig config) : config_(config) {}
+  explicit CentralPolicy(CentralConfig config)
+      : config_(config), test_spawn_delay_(test_spawn_delay_ns.load(std::memory_order_relaxed)) {}
 
-  void submit_new(Task& t, Worker* from) override { push(t, from); }
+  void submit_new(Task& t, Worker* from) override {
+    if (test_spawn_delay_.count() != 0) spin_for_test();
+    push(t, from);
+  }
   void submit_ready(Task& t, Worker* from) override { push(t, from); }
   // A task that yields, or was preempted, goes behind everything queued, in either order.
   void submit_yield(Task& t, Worker* from) override { push(t, from, /*behind=*/true); }
@@ -84,7 +92,15 @@ class CentralPolicy final : public Policy {
     if (sleeper) wake(from, [this] { wakeup_.notify_one(); });
   }
 
+  // The planted regression of the A/B mode's test (central.hpp): a spin, outside the lock.
+  void spin_for_test() const {
+    const auto until = std::chrono::steady_clock::now() + test_spawn_delay_;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+
   const CentralConfig config_;
+  const std::chrono::nanoseconds test_spawn_delay_;
   mutable std::mutex mutex_;  // mutable: describe() reads the queue length under it
   std::condition_variable wakeup_;
   TaskList queue_;  // guarded by mutex_
@@ -93,6 +109,8 @@ class CentralPolicy final : public Policy {
 };
 
 }  // namespace
+
+void set_central_test_spawn_delay_ns(std::uint64_t ns) { test_spawn_delay_ns.store(ns, std::memory_order_relaxed); }
 
 std::unique_ptr<Scheduler> make_central(const RuntimeConfig& runtime, const CentralConfig& config) {
   return std::make_unique<PolicyRuntime<CentralPolicy>>(std::make_unique<CentralPolicy>(config), runtime);

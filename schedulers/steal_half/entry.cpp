@@ -8,7 +8,7 @@ namespace schedlab {
 namespace {
 
 constexpr Word<StealAmount> kStealAmounts[] = {
-    {StealAmount::half, "half"}, {StealAmount::one, "one"}, {StealAmount::all, "all"}};
+    {StealAmount::half, "half"}, {StealAmount::one, "one"}, {StealAmount::all, "all"}, {StealAmount::none, "none"}};
 constexpr Word<bool> kRunnextTicks[] = {{true, "inherit"}, {false, "count"}};
 constexpr Word<HandOff> kHandOffs[] = {{HandOff::lazy, "lazy"}, {HandOff::eager, "eager"}, {HandOff::off, "off"}};
 
@@ -50,7 +50,9 @@ std::vector<SchedulerEntry> scheduler_entries_steal_half() {
                              LocalRunQueue::kMaxCapacity,
                              "local run queue slots, a power of two (Go: 256)"));
   e.params.push_back(choice("steal-amount", kStealAmounts, defaults.steal,
-                            "how much of a victim's queue a thief takes (Go: half, rounded up)"));
+                            "how much of a victim's queue a thief takes (Go: half, rounded up); none: never steal, "
+                            "runnext included (the ablation of the stealing claims: work moves between Ps only "
+                            "through the global queue)"));
   e.params.push_back(integer("global-check", defaults.global_check, 0, 1000000,
                              "look at the global queue first every Nth schedule tick, 0 never (Go: 61)"));
   e.params.push_back(choice("local-order", kLocalOrders, defaults.order,

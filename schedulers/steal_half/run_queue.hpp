@@ -58,6 +58,8 @@ enum class StealAmount {
   half,  // n - n/2, Go's runqgrab: after one steal thief and victim hold about n/2 each
   one,   // a single task, as classic Chase-Lev deques do
   all,   // everything (an ablation: the victim is left empty)
+  none,  // nothing, ever (the ablation of the stealing claims): a thief never looks, so work
+         // moves between Ps only through the global queue; steal_from never sees it
 };
 
 class LocalRunQueue {
@@ -145,6 +147,7 @@ class LocalRunQueue {
     // The batch is written from our tail on, over slots an unfinished queue would still need.
     SCHEDLAB_ASSERT(count(head(top_.load(std::memory_order_relaxed)), mine) == 0,
                     "a thief steals only into its own empty queue");
+    SCHEDLAB_ASSERT(amount != StealAmount::none, "a thief that takes nothing never calls steal_from");
     std::uint64_t top = victim.top_.load(std::memory_order_acquire);
     std::uint32_t k = 0;
     Task* run_now = nullptr;

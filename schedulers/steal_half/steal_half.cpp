@@ -201,6 +201,11 @@
 //     countdown makes the ping-pong's fate independent of that accident (GlobalQueueStarvation
 //     shows it starving the global queue, deterministically).
 //
+// Stealing off (--steal-amount none, the ablation of the stealing claims): step 5 takes nothing
+// and a spinner's last look sees only the global queue, so a P's own queue and runnext are run by
+// that P alone, and work moves between Ps only through the global queue (the root, overflows,
+// tasks back from calls). Everything else stays: wake-ups after every put, spinning, parking.
+//
 // Spinning off (--spinning off, the ablation of the spinning claim): an M that finds no work
 // in its look at the queues and one round of steals parks at once, without joining nmspinning
 // (unless need_spinning asks it to look once more); so nmspinning stays 0 and every new
@@ -866,6 +871,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   // where a thief may take it).
   bool work_visible() const {
     if (global_size_.load(std::memory_order_seq_cst) != 0) return true;
+    if (!steals()) return false;  // nothing another P holds is ours to take
     for (const auto& q : procs_) {
       if (q->idle.load(std::memory_order_relaxed)) continue;
       if (!q->runq.empty() || (stealable_runnext() && q->runnext.peek() != nullptr)) return true;
@@ -873,13 +879,17 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     return false;
   }
 
+  // --steal-amount none, the ablation of the stealing claims: thieves never look at another P.
+  bool steals() const { return config_.steal != StealAmount::none; }
+
   // Thieves may take runnext (runnext.hpp: only with membarrier, which every kernel since Linux
   // 4.14 offers; without it, runnext stays its owner's, as with --steal-runnext off).
-  bool stealable_runnext() const { return config_.runnext && config_.steal_runnext && !fenced_pushes_; }
+  bool stealable_runnext() const { return steals() && config_.runnext && config_.steal_runnext && !fenced_pushes_; }
 
   // Executed by w holding p, with p's queue empty. Go's stealWork, `passes` rounds; on the last,
   // a victim whose queue is empty may lose its runnext.
   Task* steal_work(Worker& w, Processor& p, int passes) {
+    if (!steals()) return nullptr;
     for (int pass = 0; pass < passes; ++pass) {
       const bool last = pass + 1 == passes;
       const std::uint32_t r = p.random();

@@ -208,6 +208,36 @@ TEST(StealHalf, StealsMoveWorkBetweenProcessors) {
   EXPECT_GE(k[Counter::tasks_stolen], k[Counter::steals]);
 }
 
+// --steal-amount none (the ablation of the stealing claims): the root's 64 children stay on its P
+// (the queue holds 256, so nothing overflows to the global queue) and run on its thread, while
+// the second P finds nothing it may take. Deterministic: no other path moves a task between Ps.
+TEST(StealHalf, StealAmountNoneNeverMovesWorkBetweenProcessors) {
+  RuntimeConfig rc;
+  rc.threads = 2;
+  StealHalfConfig c;
+  c.max_threads = rc.threads;
+  c.steal = StealAmount::none;
+  auto s = make_steal_half(rc, c);
+  std::atomic<int> ran{0}, elsewhere{0};
+  s->run([&] {
+    const std::thread::id root = std::this_thread::get_id();
+    WaitGroup wg;
+    for (int i = 0; i < 64; ++i) {
+      wg.go([&, root] {
+        if (std::this_thread::get_id() != root) elsewhere.fetch_add(1);
+        ran.fetch_add(1);
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(ran.load(), 64);
+  EXPECT_EQ(elsewhere.load(), 0) << "a task ran on the second P";
+  const CounterSet k = s->counters();
+  EXPECT_EQ(k[Counter::steals], 0u);
+  EXPECT_EQ(k[Counter::steal_attempts], 0u);
+  EXPECT_EQ(k[Counter::tasks_stolen], 0u);
+}
+
 // ---- Go's wake-ups and runnext steals -------------------------------------------------------
 
 RuntimeConfig two_ps() {

@@ -8,12 +8,16 @@ that ran the run), A2 (that binary again: the A/A control) and B (OTHER). Per ca
 The noise floor is the largest A2 / A estimate over the cases: how far apart two servers of one
 build came out here and now, at worst. A case is slower (faster) when its whole B / A interval
 lies above (below) it and above (below) the case's own A2 / A interval; slower by more than
---min-change, and only that, is a regression (exit status 1). Blocks the machine disturbed (the `noisy` and `slow_cpu` flags) are left out.
+--min-change, and only that, is a regression (exit status 1). Blocks the machine disturbed (the
+`noisy` and `slow_cpu` flags) are left out. A run in which no case could be judged exits with
+EXIT_NOTHING_JUDGED (3), never as "no regression".
 """
 import math
 
+from .cli import EXIT_NOTHING_JUDGED
 from .load import CASE_KEY, block_key, flagged, native, natural_key
 from .paired import hodges_lehmann
+from .stats import more_repetitions_advice
 
 BUILDS = ("A", "A2", "B")
 KEY = [k for k in CASE_KEY if k != "build"]  # a case of the run, whichever build measured it
@@ -121,14 +125,22 @@ def report(results, path, metric, min_change):
     warnings = []
     few = [c for c in table if c["blocks"] < MIN_BLOCKS]
     if few:
+        worst = min(few, key=lambda c: c["blocks"])
+        advice = more_repetitions_advice(worst["blocks"], worst["blocks"] + worst["flagged_blocks"], MIN_BLOCKS)
         warnings.append(f"{len(few)} of {len(table)} cases have fewer than {MIN_BLOCKS} unflagged blocks "
-                        f"(fewest {min(c['blocks'] for c in few)}): no 95% interval, so nothing is judged; "
-                        "run more repetitions (--reps 9 or more)")
+                        f"(fewest {worst['blocks']}, {worst['case']}): no 95% interval, so they are not "
+                        f"judged; {advice}")
+    nothing = None
+    if all(c["verdict"] == "not judged" for c in table):
+        nothing = (f"nothing was judged: none of the {len(table)} cases had {MIN_BLOCKS} unflagged "
+                   f"blocks and an A/A estimate; exit status {EXIT_NOTHING_JUDGED}, not a pass")
+        warnings.append(nothing)
     regressions = [c for c in table if c["regression"]]
     return {"mode": "A/B run", "run": path, "metric": metric, "min_change_pct": min_change,
             "builds": builds, "cases": table,
             "noise_floor": {"factor": floor if math.isfinite(floor) else None, "widest_case": where},
-            "warnings": warnings, "exit_status": 1 if regressions else 0}
+            "warnings": warnings, "nothing_judged": nothing,
+            "exit_status": 1 if regressions else EXIT_NOTHING_JUDGED if nothing else 0}
 
 
 def print_text(r, table_printer):
@@ -151,3 +163,5 @@ def print_text(r, table_printer):
     if regressions:
         print(f"{len(regressions)} case(s) slower beyond the noise floor (exit status 1): "
               + "; ".join(c["case"] for c in regressions))
+    if r["nothing_judged"]:
+        print(f"scripts/compare: {r['nothing_judged']}")

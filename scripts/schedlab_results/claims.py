@@ -12,9 +12,16 @@ the speed probe found a CPU running slow: load.flagged).
 Rows run under Valgrind's simulator count only for the metric that reads the simulator
 (metrics.py, `source`): never for a time. The report names what was left out, and which source
 judged a part whose metric has more than one.
+
+Every part has a negative control ([part.control]: the same comparison where the claim's cause
+is absent, judged by the same rule; a part whose control comes out held is reported broken) and
+a history ([[part.history]]); both are checked here when the table is read.
 """
+import dataclasses
+import datetime
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 
@@ -37,6 +44,11 @@ NOT_JUDGED, ERROR = "not judged", "error"
 # The fewest blocks that bound a 95% interval (paired.hodges_lehmann: with 5 or fewer it is
 # unbounded): a configuration left with fewer after its unequal-CPU blocks is not judged.
 MIN_BLOCKS = 6
+# A part whose negative control came out held: its effect appears without its cause.
+BROKEN = "broken"
+# What a control may override, and what a history entry holds (criteria.toml, at the top).
+CONTROL_FIELDS = ("where", "workloads", "a", "b", "threads")
+HISTORY_FIELDS = {"date": str, "commit": str, "change": str, "after_data": bool, "why": str}
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,21 @@ class Part:
     why: str
     only_without_overflow: bool = False
     room: str = ""  # metrics.ROOMS: configurations whose inputs leave the effect too little room are left out
+    control: dict = field(default_factory=dict)  # [part.control]: the fields it overrides, and why
+    history: list = field(default_factory=list)  # [[part.history]], oldest first
+    is_control: bool = False  # this Part is another part's control (controlled())
+    # A control keeps its part's room here (its own `room` is cleared): the part's comparison
+    # assumed CPUs of equal speed, and so does its control's (needs_equal_cpus).
+    part_room: str = ""
+
+    def controlled(self):
+        """The part's negative control as a Part: its fields with the control's overrides, no
+        room filter (a control is chosen where the effect has no room), no control of its own.
+        None when the part has none."""
+        if not self.control:
+            return None
+        changes = {k: v for k, v in self.control.items() if k in CONTROL_FIELDS}
+        return dataclasses.replace(self, **changes, room="", control={}, is_control=True, part_room=self.room)
 
     @property
     def threshold(self):
@@ -79,6 +106,7 @@ class Criteria:
     noise: dict
     claims: list  # [{"id", "text", "seed"}]
     parts: list
+    history: list = field(default_factory=list)  # [[history]]: changes that touched every part
 
 
 def _selector(spec, where):
@@ -87,6 +115,51 @@ def _selector(spec, where):
     if not isinstance(spec, dict) or "scheduler" not in spec:
         raise ValueError(f"{where}: a variant is {{scheduler = ..., params = {{...}}}}")
     return Selector(spec["scheduler"], tuple(sorted((spec.get("params") or {}).items())))
+
+
+def _history(entries, where):
+    """[[history]] entries, checked: each has every HISTORY_FIELDS key of its type, a date
+    YYYY-MM-DD, a commit (a short hash or "this change") and a change that says "before ->
+    after" or "created" (with what was created, if it says)."""
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: history is a list of [[...history]] tables")
+    for k, entry in enumerate(entries, 1):
+        missing = [f"{name} ({kind.__name__})" for name, kind in HISTORY_FIELDS.items()
+                   if not isinstance(entry.get(name), kind)]
+        unknown = sorted(set(entry) - set(HISTORY_FIELDS))
+        if missing or unknown:
+            raise ValueError(f"{where}: history entry {k}: " + "; ".join(
+                filter(None, ["missing or mistyped " + ", ".join(missing) if missing else "",
+                              "unknown " + ", ".join(unknown) if unknown else ""])))
+        try:
+            datetime.date.fromisoformat(entry["date"])
+        except ValueError:
+            raise ValueError(f"{where}: history entry {k}: date {entry['date']!r} is not YYYY-MM-DD") from None
+        if not entry["change"].startswith("created") and "->" not in entry["change"]:
+            raise ValueError(f"{where}: history entry {k}: change says 'before -> after' or 'created'")
+        if entry["commit"] != "this change" and not re.fullmatch(r"[0-9a-f]{7,40}", entry["commit"]):
+            raise ValueError(f"{where}: history entry {k}: commit is a short hash or 'this change'")
+    return list(entries)
+
+
+def _control(spec, where):
+    """[part.control], checked: only CONTROL_FIELDS and `why`, with a why; {} when absent."""
+    control = spec.get("control")
+    if control is None:
+        return {}
+    unknown = sorted(set(control) - set(CONTROL_FIELDS) - {"why"})
+    if unknown or not control.get("why") or not set(control) & set(CONTROL_FIELDS):
+        raise ValueError(f"{where}: control overrides one or more of {', '.join(CONTROL_FIELDS)} "
+                         f"and says why" + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    out = dict(control)
+    for side in ("a", "b"):
+        if side in out:
+            out[side] = _selector(out[side], where + " control")
+    if "workloads" in out:
+        out["workloads"] = list(out["workloads"])
+    if "where" in out:
+        out["where"] = dict(out["where"])
+    return out
 
 
 def load_criteria(path=CRITERIA):
@@ -101,7 +174,8 @@ def load_criteria(path=CRITERIA):
                     _selector(spec.get("b"), where), list(spec["workloads"]),
                     dict(spec.get("where", {})), spec["threads"], spec["metric"], spec["kind"],
                     spec["expect"], float(spec["min_effect"]), spec["why"],
-                    bool(spec.get("only_without_overflow", False)), spec.get("room", ""))
+                    bool(spec.get("only_without_overflow", False)), spec.get("room", ""),
+                    _control(spec, where), _history(spec.get("history", []), where))
         checks = [(part.claim in claims, f"claim {part.claim!r}"),
                   (part.metric in METRICS, f"metric {part.metric!r}"),
                   (part.kind in KINDS, f"kind {part.kind!r}"),
@@ -110,14 +184,17 @@ def load_criteria(path=CRITERIA):
                   (not part.room or part.metric in getattr(ROOMS.get(part.room), "metrics", ()),
                    f"room {part.room!r} for metric {part.metric!r}"),
                   ((part.b is None) == (part.kind == "level"), "b (every kind but level has one)"),
-                  (part.expect != "at_most" or part.kind == "level", "kind for at_most (level only)")]
+                  (part.expect != "at_most" or part.kind in ("level", "ratio"),
+                   "kind for at_most (level or ratio)"),
+                  (part.control.get("threads", part.threads) in THREADS, "control threads")]
         problems = [what for ok, what in checks if not ok]
         if problems:
             raise ValueError(f"{where}: unknown or missing " + ", ".join(problems))
         parts.append(part)
     noise = dict(data["noise"])
     noise["a"], noise["b"] = _selector(noise["a"], "noise"), _selector(noise["b"], "noise")
-    return Criteria(noise, list(claims.values()), parts)
+    return Criteria(noise, list(claims.values()), parts,
+                    _history(data.get("history", []), f"{os.path.basename(path)} [[history]]"))
 
 
 # ---- rows -------------------------------------------------------------------------------------
@@ -234,6 +311,8 @@ class ConfigResult:
     flagged: int = 0  # blocks left out for a flagged repetition
     unequal: int = 0  # blocks left out because the CPUs ran at unequal speed (machine_state)
     note: str = ""    # why NOT_JUDGED or ERROR, in one sentence
+    workload: str = ""  # the configuration's workload: its family's noise floor applies
+    noise: str = ""     # which A/A floor a time effect was judged against ("" none)
 
 
 @dataclass
@@ -243,6 +322,10 @@ class PartResult:
     left_out: list = field(default_factory=list)  # "config: why"
     verdict: str = NOT_MEASURED
     sources: list = field(default_factory=list)  # where the metric's numbers came from, if it says
+    control: "PartResult" = None  # the part's negative control, judged by the same rule
+    # The verdict before its control was looked at: a broken part (verdict BROKEN) keeps here
+    # what its own interval said.
+    own_verdict: str = NOT_MEASURED
 
 
 def judged_on(pr):
@@ -340,8 +423,9 @@ def needs_equal_cpus(part):
     sequential elision (on the first CPU), a static split's room. Such a part is not judged on a
     block whose CPUs ran at unequal speed or in turns (the speed probe, speed_probe.hpp): there
     T_S on a slow CPU against T_P on both put the efficiency above 1 on a fresh cloud VM whose
-    second vCPU ran 1.5x slower."""
-    return part.kind == "growth" or METRICS[part.metric].needs_equal_cpus or bool(part.room)
+    second vCPU ran 1.5x slower. A part's control is judged alike: on a slow CPU a static split
+    idles on equal tasks too, which would break its part for a cause that is the machine's."""
+    return part.kind == "growth" or METRICS[part.metric].needs_equal_cpus or bool(part.room or part.part_room)
 
 
 def machine_state(block, threads, limits):
@@ -421,7 +505,8 @@ def evaluate_part(part, rows_):
                 elif not math.isnan(x):
                     xs.append(x)
             threads = f"1→{t}" if part.kind == "growth" else str(t)
-            r = _summarise(ConfigResult(label, threads, len(xs), flagged=flagged, unequal=len(states)), xs, part)
+            r = _summarise(ConfigResult(label, threads, len(xs), flagged=flagged, unequal=len(states),
+                                        workload=str(cfg["workload"].iloc[0])), xs, part)
             if states and len(xs) < MIN_BLOCKS:
                 r.verdict, r.note = NOT_JUDGED, _cpu_note(states, len(states), len(states) + len(xs), limits)
             elif states:
@@ -466,43 +551,58 @@ def _impossible(part, metric, r, cfg, mask_a, threads, rows_):
             f"{format_effect(part, r.estimate, r.low, r.high)} is impossible ({says}); cause: {cause}")
 
 
+def claim_p(part, xs):
+    """The one-sided signed-rank p of the claim the part makes, against its null at the
+    threshold t (never against "no difference"): greater, H0 x <= t; noninferior, H0 x <= -t;
+    equivalent, the larger of the p's of H0 x <= -t and H0 x >= t (two one-sided tests).
+    NaN for at_most: a bound, judged on its interval alone, no test."""
+    x, t = np.asarray(xs, dtype=float), part.threshold
+    if part.expect == "greater":
+        return signed_rank_p(x - t, "greater")
+    if part.expect == "noninferior":
+        return signed_rank_p(x + t, "greater")
+    if part.expect == "equivalent":
+        return max(signed_rank_p(x + t, "greater"), signed_rank_p(x - t, "less"))
+    return math.nan
+
+
 def _summarise(r, xs, part):
     if not xs:
         return r
     r.estimate, r.low, r.high = hodges_lehmann(xs)
-    if part.expect == "at_most":
-        return r  # a bound on a count, judged on the interval alone: no test, not in Holm's family
-    shift = part.threshold if part.kind == "level" else 0.0
-    r.p = signed_rank_p(np.asarray(xs) - shift)
+    r.p = claim_p(part, xs)
     return r
 
 
 # ---- verdicts ---------------------------------------------------------------------------------
 
-def _verdict(part, r, noise):
-    """Applies the rule of criteria.toml to one configuration's interval."""
+def _verdict(part, r, noise_reach):
+    """Applies the rule of criteria.toml to one configuration's interval. `noise_reach`: the
+    reach of the A/A floor its time effect is judged against (0 for other metrics, or without
+    a floor). Noise only raises the bar of a verdict that claims an effect (held for greater;
+    not held for equivalent, noninferior and at_most) and lowers none, so a noisier A/A can
+    turn a verdict inconclusive but never make one easier."""
     if r.n == 0:
         return NOT_MEASURED
     t = part.threshold
-    timed = METRICS[part.metric].timed and part.kind in ("ratio", "growth")
-    noise_high = max(abs(noise.low), abs(noise.high)) if (timed and noise.measured) else 0.0
+    effect_bar = max(t, noise_reach)  # what an effect must clear
+    significant = r.p_holm < ALPHA
     if part.expect == "greater":
-        if r.low > max(t, noise_high) and r.p_holm < ALPHA:
+        if r.low > effect_bar and significant:
             return HELD
         return NOT_HELD if r.high < t else INCONCLUSIVE
     if part.expect == "at_most":
         if r.high <= t:
             return HELD
-        return NOT_HELD if r.low > t else INCONCLUSIVE
+        return NOT_HELD if r.low > effect_bar else INCONCLUSIVE
     if part.expect == "equivalent":
-        band = max(t, noise_high)
-        if -band < r.low and r.high < band:
+        if -t < r.low and r.high < t and significant:
             return HELD
-        return NOT_HELD if r.low > band or r.high < -band else INCONCLUSIVE
+        return NOT_HELD if r.low > effect_bar or r.high < -effect_bar else INCONCLUSIVE
     # noninferior: a is not better than b by more than t (b not worse)
-    if r.low > -t:
+    if r.low > -t and significant:
         return HELD
-    return NOT_HELD if r.high < -t else INCONCLUSIVE
+    return NOT_HELD if r.high < -effect_bar else INCONCLUSIVE
 
 
 def combine(verdicts):
@@ -530,12 +630,13 @@ def deciding(pr):
     verdict (one such is enough). Held: every configuration had to hold, so the one that held
     by the least: the lowest interval for "greater" and "noninferior" (the same threshold for
     all of a part's configurations), the one reaching furthest from 0 for "equivalent"."""
-    mine = [r for r in pr.configs if r.verdict == pr.verdict]
-    if pr.verdict == NOT_MEASURED or not mine:
+    verdict = pr.own_verdict  # a broken part is shown by what its own interval said
+    mine = [r for r in pr.configs if r.verdict == verdict]
+    if verdict == NOT_MEASURED or not mine:
         return None
-    if pr.verdict in (NOT_JUDGED, ERROR):
+    if verdict in (NOT_JUDGED, ERROR):
         return mine[0]
-    if pr.verdict != HELD:
+    if verdict != HELD:
         return mine[0]
     if pr.part.expect == "equivalent":
         return max(mine, key=lambda r: max(-r.low, r.high))
@@ -544,24 +645,68 @@ def deciding(pr):
 
 @dataclass
 class NoiseFloor:
-    """The A/A control's log time ratio (estimate and interval over `blocks` blocks), or why it
-    is missing: no A/A rows at all, or `flagged` blocks that were all left out as flagged."""
+    """The A/A control's log time ratio (estimate and interval over `blocks` blocks) for one
+    workload family, or why it is missing: no A/A rows at all, or `flagged` blocks that were all
+    left out as flagged."""
     estimate: float = math.nan
     low: float = math.nan
     high: float = math.nan
     blocks: int = 0
     flagged: int = 0
+    family: str = ""
 
     @property
     def measured(self):
         return self.blocks > 0
 
+    @property
+    def reach(self):
+        """How far from 0 the interval reaches (the bar a time effect must clear); 0 unmeasured."""
+        return max(abs(self.low), abs(self.high)) if self.measured else 0.0
 
-def noise_floor(criteria, rows_):
-    """The A/A control's NoiseFloor, pooled over its configurations and unoversubscribed thread
-    counts."""
+
+def noise_families(criteria):
+    """{family: its workloads} from [noise] `families`; a table without them (older tests)
+    has one family of its `workloads`."""
+    spec = criteria.noise
+    return dict(spec.get("families") or {"A/A": list(spec.get("workloads", []))})
+
+
+def noise_floors(criteria, rows_):
+    """{family: NoiseFloor}, each pooled over the family's configurations and unoversubscribed
+    thread counts."""
+    return {family: noise_floor(criteria, rows_, workloads, family)
+            for family, workloads in noise_families(criteria).items()}
+
+
+def widest(floors):
+    """The measured floor that reaches furthest, or an unmeasured one (with the flagged blocks
+    of all) when none was measured."""
+    measured = [f for f in floors.values() if f.measured]
+    if measured:
+        return max(measured, key=lambda f: f.reach)
+    return NoiseFloor(flagged=sum(f.flagged for f in floors.values()))
+
+
+def floor_for(workload, floors, families):
+    """(the NoiseFloor a configuration of `workload` is judged against, how the report names
+    it): its own family's when measured, else the widest measured, else none."""
+    family = next((f for f, members in families.items() if workload in members), None)
+    own = floors.get(family)
+    if own is not None and own.measured:
+        return own, family
+    wide = widest(floors)
+    if wide.measured:
+        return wide, f"{wide.family} (widest measured; no A/A of {family or workload})"
+    return wide, ""
+
+
+def noise_floor(criteria, rows_, workloads=None, family=""):
+    """The A/A control's NoiseFloor over `workloads` (default: every family's)."""
     spec = dict(criteria.noise)
-    part = Part("noise", "noise floor", spec["a"], spec["b"], spec["workloads"], {},
+    if workloads is None:
+        workloads = [w for members in noise_families(criteria).values() for w in members]
+    part = Part("noise", "noise floor", spec["a"], spec["b"], list(workloads), {},
                 spec["threads"], spec["metric"], "ratio", "equivalent", 0.0, "")
     xs, flagged = [], 0
     for label, cfg in rows_.configs(part.workloads, part.where):
@@ -576,55 +721,93 @@ def noise_floor(criteria, rows_):
                 elif not math.isnan(x):
                     xs.append(x)
     if not xs:
-        return NoiseFloor(flagged=flagged)
+        return NoiseFloor(flagged=flagged, family=family)
     estimate, low, high = hodges_lehmann(xs)
-    return NoiseFloor(estimate, low, high, len(xs), flagged)
+    return NoiseFloor(estimate, low, high, len(xs), flagged, family)
 
 
 @dataclass
 class ClaimsTable:
-    noise: NoiseFloor
+    noise: NoiseFloor  # the widest family floor (or why none was measured): the one-line summary
     claims: list
     parts: list  # PartResult, in criteria order
+    floors: dict = field(default_factory=dict)  # {family: NoiseFloor}
+    history: list = field(default_factory=list)  # criteria's [[history]]: every part's
+
+
+def _judge(pr, floors, families):
+    """Sets each configuration's verdict (its time effect against its family's floor) and the
+    part's."""
+    timed = METRICS[pr.part.metric].timed and pr.part.kind in ("ratio", "growth")
+    for r in pr.configs:
+        if r.verdict in (NOT_JUDGED, ERROR):
+            continue  # set by evaluate_part: CPUs of unequal speed, or an impossible value
+        floor, name = floor_for(r.workload, floors, families) if timed else (NoiseFloor(), "")
+        r.noise = name if floor.measured else ""
+        r.verdict = _verdict(pr.part, r, floor.reach)
+    pr.verdict = pr.own_verdict = combine([r.verdict for r in pr.configs])
 
 
 def evaluate(results, criteria=None):
     criteria = criteria or load_criteria()
     rows_ = Rows(results)
     # The A/A control is no task-size sweep: a granularity run's noise floor is found too.
-    noise = noise_floor(criteria, Rows(results, sweeps=True))
+    families = noise_families(criteria)
+    floors = noise_floors(criteria, Rows(results, sweeps=True))
     parts = [evaluate_part(p, rows_) for p in criteria.parts]
+    # Holm's family: the parts' tests. A control's p stays uncorrected (a held control, which
+    # breaks its part, comes easier so).
     everything = [r for pr in parts for r in pr.configs]
     for r, adjusted in zip(everything, holm([r.p for r in everything])):
         r.p_holm = adjusted
     for pr in parts:
-        for r in pr.configs:
-            if r.verdict not in (NOT_JUDGED, ERROR):
-                r.verdict = _verdict(pr.part, r, noise)
-        pr.verdict = combine([r.verdict for r in pr.configs])
-    return ClaimsTable(noise, criteria.claims, parts)
+        _judge(pr, floors, families)
+        control = pr.part.controlled()
+        if control is not None:
+            pr.control = evaluate_part(control, rows_)
+            for r in pr.control.configs:
+                r.p_holm = r.p
+            _judge(pr.control, floors, families)
+            if pr.control.verdict == HELD:
+                pr.verdict = BROKEN
+    return ClaimsTable(widest(floors), criteria.claims, parts, floors, criteria.history)
 
 
 def as_json(table):
-    """The claims table as plain data (scripts/plot writes it as claims.json): the noise floor,
-    and per part its claim, name, verdict, source, every configuration's effect (as the report
-    prints it) and verdict, and what was left out. For scripts that compare verdicts across
-    runs (scripts/cotenant) or check which parts a run judged (tests/scripts/test_presets.py)."""
+    """The claims table as plain data (scripts/plot writes it as claims.json): the noise floor
+    (the widest family's, and each family's), and per part its claim, name, verdict (`broken`
+    when its control came out held; `own_verdict` then keeps what its interval said), source,
+    every configuration's effect (as the report prints it) and verdict, what was left out, its
+    control's result and its history. For scripts that compare verdicts across runs
+    (scripts/cotenant) or check which parts and controls a run judged
+    (tests/scripts/test_presets.py)."""
     def number(v):
         return v if isinstance(v, (int, float)) and math.isfinite(v) else None
-    noise = table.noise
+
+    def floor(noise):
+        return {"measured": noise.measured, "blocks": noise.blocks, "flagged": noise.flagged,
+                "ratio": math.exp(noise.estimate) if noise.measured else None,
+                "low": math.exp(noise.low) if noise.measured else None,
+                "high": math.exp(noise.high) if noise.measured else None}
+
+    def result(pr):
+        return {"verdict": pr.verdict, "judged_on": judged_on(pr), "left_out": pr.left_out,
+                "configs": [{"config": r.config, "threads": r.threads, "blocks": r.n,
+                             "flagged_blocks": r.flagged, "unequal_cpu_blocks": r.unequal,
+                             "verdict": r.verdict, "note": r.note,
+                             "effect": format_effect(pr.part, r.estimate, r.low, r.high),
+                             "p_holm": number(r.p_holm), "noise_floor": r.noise}
+                            for r in pr.configs]}
     return {
-        "noise_floor": {"measured": noise.measured, "blocks": noise.blocks, "flagged": noise.flagged,
-                        "ratio": math.exp(noise.estimate) if noise.measured else None,
-                        "low": math.exp(noise.low) if noise.measured else None,
-                        "high": math.exp(noise.high) if noise.measured else None},
-        "parts": [{"claim": pr.part.claim, "name": pr.part.name, "verdict": pr.verdict,
-                   "judged_on": judged_on(pr), "left_out": pr.left_out,
-                   "configs": [{"config": r.config, "threads": r.threads, "blocks": r.n,
-                                "flagged_blocks": r.flagged, "unequal_cpu_blocks": r.unequal,
-                                "verdict": r.verdict, "note": r.note,
-                                "effect": format_effect(pr.part, r.estimate, r.low, r.high),
-                                "p_holm": number(r.p_holm)} for r in pr.configs]}
+        "noise_floor": floor(table.noise),
+        "noise_floors": {family: floor(f) for family, f in table.floors.items()},
+        "history": table.history,
+        "parts": [{"claim": pr.part.claim, "name": pr.part.name, **result(pr),
+                   "own_verdict": pr.own_verdict,
+                   "control": None if pr.control is None else
+                   {"compared": compared(pr.control.part), "why": pr.part.control.get("why", ""),
+                    **result(pr.control)},
+                   "history": pr.part.history}
                   for pr in table.parts]}
 
 

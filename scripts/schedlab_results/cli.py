@@ -4,6 +4,9 @@ import sys
 from .load import UserError
 
 EXIT_USER_ERROR = 2
+# scripts/compare: the comparison judged no case (every case short of blocks or repetitions, or
+# flagged): it must never pass a CI gate as "no regression".
+EXIT_NOTHING_JUDGED = 3
 
 
 def run(prog, main):

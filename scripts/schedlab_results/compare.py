@@ -26,11 +26,12 @@ import numpy as np
 from pandas.api.types import is_numeric_dtype
 
 from . import ab
-from .cli import EXIT_USER_ERROR, run
+from .cli import EXIT_NOTHING_JUDGED, EXIT_USER_ERROR, run
 from .load import CASE_KEY, UserError, flagged, load, native, natural_key, simulated
 from .paired import holm
 from .stats import (ALPHA, BOOTSTRAP_RESAMPLES, GEOMEAN_MIN_CASES, MIN_REPS, change_interval,
-                    format_p, geometric_mean_change, mwu_p_one_sided, smallest_p)
+                    format_p, geometric_mean_change, more_repetitions_advice, mwu_p_one_sided,
+                    smallest_p)
 
 PROG = "scripts/compare"
 EXIT_REGRESSION = 1  # at least one case is slower beyond the drift or noise floor (see --help)
@@ -46,6 +47,10 @@ EPILOG = f"""exit status:
        by more than --min-change (a regression, for CI)
   {EXIT_USER_ERROR}    bad input: a file that is not a schedlab CSV, a metric that is absent or
        not numeric, no case in both files (one line on stderr, nothing on stdout)
+  {EXIT_NOTHING_JUDGED}    nothing was judged: no case had enough unflagged repetitions (two runs: fewer
+       than {GEOMEAN_MIN_CASES} cases to see the drift, or no case with an interval) or blocks
+       (an A/B run: fewer than 6 unflagged blocks, or no A/A estimate); said on stderr, never
+       read as "no regression"
   130  interrupted
 Lower is better for every metric ('faster' = lower). Fewer than {MIN_REPS} repetitions on a side
 gets a warning on stderr: the test's p cannot get small there. Two separate runs cannot separate
@@ -54,10 +59,11 @@ the machine's drift from a change of the code: to compare two builds, measure bo
 
 
 def case_values(results, path, metric):
-    """({case key: (variant label, [values of the repetitions])}, repetitions left out as
-    flagged); None for the first when the column is absent or empty. Simulated rows count only
-    for the simulator's own columns (sim_*), and then alone: their times are Valgrind's. Raises
-    UserError for a column of text, which has no median."""
+    """({case key: (variant label, [values of the unflagged repetitions], repetitions of it left
+    out as flagged)}, repetitions left out as flagged in all): a case whose every repetition was
+    flagged has no values; None for the first when the column is absent or empty. Simulated rows count only for the simulator's own columns (sim_*), and then
+    alone: their times are Valgrind's. Raises UserError for a column of text, which has no
+    median."""
     rows = results.rows
     rows = rows[simulated(rows)] if metric.startswith("sim_") else native(rows)
     if metric not in rows or rows[metric].isna().all():
@@ -67,13 +73,13 @@ def case_values(results, path, metric):
         raise UserError(path, f"column {metric} is not numeric (it holds {example!r})",
                         "choose a numeric --metric (wall_ns, ns_per_task, cpu_ns, steals, ...)")
     disturbed = flagged(rows)
-    rows, left_out = rows[~disturbed], int(disturbed.sum())
     out = {}
-    for key, group in rows.groupby(CASE_KEY, sort=False):
-        values = group[metric].dropna().to_list()
-        if values:
-            out[key] = (group["variant"].iloc[0], values)
-    return out, left_out
+    for key, group in rows.assign(_flagged=disturbed).groupby(CASE_KEY, sort=False):
+        values = group.loc[~group["_flagged"], metric].dropna().to_list()
+        left = int(group["_flagged"].sum())
+        if values or left:  # a case every repetition of which was flagged is still a case
+            out[key] = (group["variant"].iloc[0], values, left)
+    return out, int(disturbed.sum())
 
 
 def describe(key, variant):
@@ -87,7 +93,7 @@ def sort_key(key):
     return (workload, natural_key(workload_params), scheduler, scheduler_params, threads, build)
 
 
-def compare_case(key, variant, before, after):
+def compare_case(key, variant, before, after, flagged_old=0, flagged_new=0):
     """One case's comparison, as a dict (the JSON form; None where there is no value). p, p_holm
     and verdict are filled by judge(), which sees the drift and the whole table."""
     old_med, new_med = median(before), median(after)
@@ -96,6 +102,7 @@ def compare_case(key, variant, before, after):
     interval = change_interval(before, after) if old_med != 0 else None
     return {"case": describe(key, variant), **dict(zip(CASE_KEY, key)), "variant": variant,
             "reps_old": len(before), "reps_new": len(after),
+            "flagged_old": flagged_old, "flagged_new": flagged_new,
             "old_median": old_med, "new_median": new_med, "change_pct": change,
             "interval_pct": list(interval) if interval else None,
             "_old": before, "_new": after}
@@ -192,8 +199,9 @@ def judge(cases, seen, min_change):
 
 
 def few_reps_warning(cases):
-    """One line when a case has fewer than MIN_REPS repetitions on a side, naming the smallest p
-    its sizes can reach; None otherwise."""
+    """One line when a case has fewer than MIN_REPS unflagged repetitions on a side, naming the
+    smallest p its sizes can reach, and what to do (more repetitions, or fewer flagged ones);
+    None otherwise."""
     few = [c for c in cases if min(c["reps_old"], c["reps_new"]) < MIN_REPS]
     if not few:
         return None
@@ -201,9 +209,21 @@ def few_reps_warning(cases):
     floor = smallest_p(worst["reps_old"], worst["reps_new"])
     consequence = (f"no change can be significant at {ALPHA}" if floor >= ALPHA else
                    "only the largest changes can be significant, fewer still after Holm's correction")
-    return (f"{len(few)} of {len(cases)} cases have fewer than {MIN_REPS} repetitions on a side "
-            f"(fewest {worst['reps_old']}/{worst['reps_new']}): p cannot get small there (at best "
-            f"{format_p(floor)}), so {consequence}; run more repetitions (--reps {MIN_REPS} or more)")
+    side = "old" if worst["reps_old"] <= worst["reps_new"] else "new"
+    used = worst[f"reps_{side}"]
+    advice = more_repetitions_advice(used, used + worst.get(f"flagged_{side}", 0), MIN_REPS)
+    return (f"{len(few)} of {len(cases)} cases have fewer than {MIN_REPS} unflagged repetitions on a "
+            f"side (fewest {worst['reps_old']}/{worst['reps_new']}): p cannot get small there (at best "
+            f"{format_p(floor)}), so {consequence}; {advice}")
+
+
+def nothing_judged(cases, why, total=None):
+    """The line said when no case was judged (exit status EXIT_NOTHING_JUDGED), or None. `total`:
+    the cases in both runs, those left without a repetition included (default: `cases`)."""
+    if any(c["verdict"] != "not judged" for c in cases):
+        return None
+    return (f"nothing was judged: none of the {len(cases) if total is None else total} cases could be "
+            f"({why}); exit status {EXIT_NOTHING_JUDGED}, not a pass")
 
 
 def percent(value):
@@ -256,7 +276,10 @@ def print_text(report, scale, unit):
           "two builds, measure both in one run (schedlab run ... --against OTHER_BINARY) and pass its CSV")
     if report["flagged_reps"]:
         print(f"left out: {report['flagged_reps']} repetitions flagged noisy or slow_cpu")
-    for label, field in (("only in OLD", "only_in_old"), ("only in NEW", "only_in_new")):
+    if report["exit_status"] == EXIT_NOTHING_JUDGED:
+        print(f"{PROG}: {report['nothing_judged']}")
+    for label, field in (("not judged, every repetition of a side flagged", "all_flagged"),
+                         ("only in OLD", "only_in_old"), ("only in NEW", "only_in_new")):
         if report[field]:
             print(f"{label} ({len(report[field])}):")
             for case in report[field]:
@@ -282,23 +305,31 @@ def two_runs(args):
                         "its parameters, the workload and its parameters, and the threads; a parameter "
                         "added between the two builds changes every case)",
                         "compare runs of the same cases, made by builds with the same parameters")
-    cases = [compare_case(key, old_cases[key][0], old_cases[key][1], new_cases[key][1])
+    flagged_out = [k for k in common if not old_cases[k][1] or not new_cases[k][1]]
+    common = [k for k in common if k not in flagged_out]
+    cases = [compare_case(key, old_cases[key][0], old_cases[key][1], new_cases[key][1],
+                          old_cases[key][2], new_cases[key][2])
              for key in common]
     seen = drift(cases)
     judge(cases, seen, args.min_change)
     for c in cases:
         del c["_old"], c["_new"]
     seen.pop("band", None)
-    warnings = [w for w in (few_reps_warning(cases),) if w]
+    nothing = nothing_judged(cases, f"fewer than {GEOMEAN_MIN_CASES} cases with unflagged repetitions on "
+                             f"both sides to measure the drift ({len(flagged_out)} had every repetition of "
+                             "a side flagged)" if seen["band_pct"] is None else "no case has a change interval",
+                             len(cases) + len(flagged_out))
+    warnings = [w for w in (few_reps_warning(cases), nothing) if w]
     regressed = any(c["regression"] for c in cases)
     return {
         "mode": "two runs", "old": args.files[0], "new": args.files[1], "metric": args.metric,
         "alpha": ALPHA, "min_change_pct": args.min_change, "cases": cases, "drift": seen,
         "geomean": seen["geomean"], "flagged_reps": old_flagged + new_flagged,
+        "all_flagged": [describe(k, old_cases[k][0]) for k in flagged_out],
         "only_in_old": [describe(k, old_cases[k][0]) for k in sorted(set(old_cases) - set(new_cases), key=sort_key)],
         "only_in_new": [describe(k, new_cases[k][0]) for k in sorted(set(new_cases) - set(old_cases), key=sort_key)],
-        "warnings": warnings,
-        "exit_status": EXIT_REGRESSION if regressed else 0,
+        "warnings": warnings, "nothing_judged": nothing,
+        "exit_status": EXIT_REGRESSION if regressed else EXIT_NOTHING_JUDGED if nothing else 0,
     }
 
 

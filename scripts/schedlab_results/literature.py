@@ -3,8 +3,19 @@
 The published figures live in results/published/, one CSV per source (README, "The field's
 benchmarks"), each row one figure with its source, hardware, compiler and date. A published
 time cannot be compared with one measured here: the machines differ by years and by tens of
-cores. What can agree across machines is a ratio to a runtime both tables ran, and oneTBB is in
-every task-runtime table. So for each workload and backend this module gives
+cores. What can agree across machines is a ratio of two runtimes both tables ran.
+
+Comparable rows, first (comparable()): for every pair of runtimes that a source published in
+the same benchmark at the same thread count and that both run here (oneTBB, OpenMP, Go,
+Boost.Fiber, the elision: the published rows whose `scheduler` names a backend), the same ratio
+both ways: here (paired per block, Hodges-Lehmann with its 95% interval) and published, with the
+source's hardware, compiler and thread count, and "agrees" or "differs" by AGREE_FACTOR, a rule
+fixed before any of these pairs was computed (issue 22 set it for ratios to oneTBB; issue 31
+applies the same rule, unchanged, to every pair). A published pair whose thread count is not
+stated, or that no run here matches in threads, is listed as not comparable, with why; a source
+with no such pair is named once.
+
+The detail, after (the rest of this docstring): for each workload and backend
 
 - the per-task cost here (the median of the repetitions' wall time over tasks run),
 - its time relative to `tbb` at the same threads here: the Hodges-Lehmann estimate over the
@@ -47,7 +58,10 @@ NOT_TIMES = {"uts": "UTS's published figures are its trees' sizes, which every r
                     "time with oneTBB is in results/published"}
 THREADS_NOTE = ("published at {theirs} threads, here {ours}: a ratio at another thread count "
                 "measures scaling, not per-task cost; shown, not judged")
-TIME_METRICS = ("wall_ms", "wall_us")
+TIME_METRICS = ("wall_ms", "wall_us", "us_per_task")
+# Which runtime of a published pair is the denominator: the first of these the pair has (the
+# sequential program, then oneTBB, the runtime every task-runtime table has).
+DENOMINATOR_ORDER = ("elision", "tbb", "openmp", "boost-fiber", "go-runtime")
 PUBLISHED_COLUMNS = ["source", "file", "commit", "hardware", "compiler", "date", "benchmark",
                      "workload", "params", "runtime", "scheduler", "threads", "metric", "value",
                      "value_high", "statistic", "note"]
@@ -69,6 +83,8 @@ def load_published(directory=PUBLISHED_DIR):
         return pd.DataFrame(columns=PUBLISHED_COLUMNS + ["file_name"])
     published = pd.concat(frames, ignore_index=True)
     published = published[published["metric"].isin(TIME_METRICS)].copy()
+    # Per-task times of one source hold the same tasks for every runtime of a benchmark at one
+    # size, so their ratios are time ratios; a pair is only formed within one metric.
     published["value"] = pd.to_numeric(published["value"])
     published["threads"] = pd.to_numeric(published["threads"], errors="coerce")
     return published
@@ -136,6 +152,12 @@ def measured_ratios(rows):
     return pd.DataFrame(out)
 
 
+def agreement(ours, theirs):
+    """The rule fixed in advance: two ratios agree when within AGREE_FACTOR of each other."""
+    apart = max(ours, theirs) / min(ours, theirs)
+    return f"agrees ({apart:.2f}× apart)" if apart <= AGREE_FACTOR else f"differs ({apart:.2f}× apart)"
+
+
 def _closest(candidates, threads):
     """The candidate rows at these threads, else at the nearest thread count."""
     if candidates.empty:
@@ -188,9 +210,7 @@ def comparison(measured, theirs):
             elif math.isnan(m["ratio"]):
                 row["verdict"] = "not measured here"
             else:
-                apart = max(m["ratio"], p["ratio"]) / min(m["ratio"], p["ratio"])
-                row["verdict"] = (f"agrees ({apart:.1f}× apart)" if apart <= AGREE_FACTOR
-                                  else f"differs ({apart:.1f}× apart)")
+                row["verdict"] = agreement(m["ratio"], p["ratio"])
             if _size(p["params"], m["workload"]) != _size(m["params"], m["workload"]):
                 notes.append(f"size here {_size(m['params'], m['workload']) or 'default'}")
             if m["scheduler"] == "openmp":
@@ -225,13 +245,164 @@ def field_peers(theirs, measured):
     return lines
 
 
+def published_pairs(published):
+    """Every pair of runtimes that run here too (a `scheduler` named) published by one source in
+    one benchmark, size and metric: a frame of source, benchmark, workload, params, metric, x,
+    y (the schedulers: y the denominator, DENOMINATOR_ORDER), threads (NaN where a row does not
+    state it, or the two rows' counts differ: then `why` says so), ratio x / y, hardware,
+    compiler, date, why ("" when comparable)."""
+    out = []
+    named = published[published["scheduler"] != ""]
+    key = ["source", "benchmark", "params", "metric"]
+    for (source, benchmark, params, metric), group in named.groupby(key, sort=False):
+        rows = list(group.itertuples())
+        for i, first in enumerate(rows):
+            for second in rows[i + 1:]:
+                if first.scheduler == second.scheduler:
+                    continue
+                order = {s: k for k, s in enumerate(DENOMINATOR_ORDER)}
+                x, y = sorted((first, second), key=lambda r: order.get(r.scheduler, len(order)),
+                              reverse=True)
+                threads, why = x.threads, ""
+                if math.isnan(x.threads) or math.isnan(y.threads):
+                    threads, why = math.nan, "thread count not stated"
+                elif x.threads != y.threads:
+                    continue  # the same pair at one count appears on its own
+                out.append({"source": source, "benchmark": benchmark, "workload": x.workload,
+                            "params": params, "metric": metric, "x": x.scheduler, "y": y.scheduler,
+                            "x_runtime": x.runtime, "y_runtime": y.runtime, "threads": threads,
+                            "ratio": float(x.value) / float(y.value), "hardware": x.hardware,
+                            "compiler": x.compiler, "date": x.date, "why": why})
+    return pd.DataFrame(out, columns=["source", "benchmark", "workload", "params", "metric", "x", "y",
+                                      "x_runtime", "y_runtime", "threads", "ratio", "hardware",
+                                      "compiler", "date", "why"])
+
+
+def _variant_rows(rows, scheduler):
+    """A backend's rows at the parameters most of its rows use (the variant a preset runs)."""
+    mine = rows[rows["scheduler"] == scheduler]
+    if mine.empty:
+        return mine
+    return mine[mine["scheduler_params"] == mine["scheduler_params"].mode().iloc[0]]
+
+
+def pair_ratio(rows, x, y, threads):
+    """(estimate, low, high, blocks) of time x / time y paired per block at `threads`, over the
+    blocks where neither was flagged; None when they never ran in the same block."""
+    block = ["source", "run_id", "block_index", "rep"] if "block_index" in rows else ["source", "run_id", "rep"]
+    a = _variant_rows(rows[rows["threads"] == threads], x)
+    b = _variant_rows(rows[rows["threads"] == threads], y)
+    pairs = a.merge(b[block + ["wall_ns", "_flagged"]], on=block, suffixes=("", "_y"))
+    pairs = pairs[~(pairs["_flagged"] | pairs["_flagged_y"])]
+    if pairs.empty:
+        return None
+    logs = np.log(pairs["wall_ns"].to_numpy(dtype=float) / pairs["wall_ns_y"].to_numpy(dtype=float))
+    return (*hodges_lehmann(logs), len(logs))
+
+
+def comparable(rows, pairs):
+    """The rows of the comparable table (each a dict) and the published pairs not comparable
+    here, with why: one row per published pair and per configuration here of the same workload
+    shape in which both runtimes ran at the pair's thread count."""
+    rows = native(rows)
+    rows = rows.assign(_flagged=flagged(rows).to_numpy())
+    judged, missing = [], {}  # missing: (pair, why) -> the published thread counts
+    for p in pairs.to_dict("records"):
+        where = f"{p['x']} / {p['y']}, {p['benchmark']} ({p['source']})"
+        if p["why"]:
+            missing.setdefault((where, p["why"]), [])
+            continue
+        threads = int(p["threads"])
+        mine = rows[(rows["workload"] == p["workload"]) &
+                    rows["workload_params"].map(lambda q, w=p["workload"]: shape(w, q) == shape(w, p["params"]))]
+        found = False
+        for params, cfg in mine.groupby("workload_params", sort=True):
+            r = pair_ratio(cfg, p["x"], p["y"], threads)
+            if r is None:
+                continue
+            found = True
+            estimate, low, high, blocks = r
+            ratio = math.exp(estimate)
+            notes = []
+            if _size(params, p["workload"]) != _size(p["params"], p["workload"]):
+                notes.append(f"size here {_size(params, p['workload']) or 'default'}, "
+                             f"published {_size(p['params'], p['workload']) or 'default'}")
+            if "openmp" in (p["x"], p["y"]):
+                notes.append("published OpenMP is clang's libomp, here GCC's libgomp")
+            judged.append({"benchmark": p["benchmark"], "params": params, "pair": f"{p['x']} / {p['y']}",
+                           "published_runtimes": f"{p['x_runtime']} / {p['y_runtime']}",
+                           "threads": threads, "here": ratio, "low": math.exp(low), "high": math.exp(high),
+                           "blocks": blocks, "published": p["ratio"], "source": p["source"],
+                           "hardware": p["hardware"], "compiler": p["compiler"], "date": p["date"],
+                           "verdict": agreement(ratio, p["ratio"]),
+                           "note": "; ".join(notes)})
+        if not found:
+            absent = [s for s in (p["x"], p["y"]) if not (mine["scheduler"] == s).any()]
+            ran = sorted(set(mine.loc[mine["scheduler"].isin([p["x"], p["y"]]), "threads"]))
+            why = (f"no {p['workload']} run of that shape here" if mine.empty else
+                   f"{' and '.join(absent)} not run on it here" if absent else
+                   f"not run here at that count (here {', '.join(map(str, ran))})"
+                   if threads not in ran else "never in the same block here")
+            missing.setdefault((where, why), []).append(threads)
+    not_comparable = [f"{where}" + (f" at {', '.join(map(str, counts))} thread{'s' if counts != [1] else ''}"
+                                    if counts else "") + f": {why}" for (where, why), counts in missing.items()]
+    return judged, not_comparable
+
+
+def _comparable_cells(r):
+    interval = (f"{_fmt_ratio(r['here'])} [{r['low']:.2f}, {r['high']:.2f}]"
+                if math.isfinite(r["low"]) and math.isfinite(r["high"]) and r["low"] > 0
+                else f"{_fmt_ratio(r['here'])} (no interval: {r['blocks']} blocks)")
+    return [f"{r['benchmark']}: here {r['params']}", r["pair"], str(r["threads"]), interval,
+            f"{_fmt_ratio(r['published'])} ({r['published_runtimes']})",
+            f"{r['source']}, {r['date']}; {r['hardware']}; {r['compiler']}",
+            r["verdict"], r["note"]]
+
+
 def blocks(results, directory=PUBLISHED_DIR):
     """The report's section, or [] when these runs have none of the field's workloads (the ones
-    SHAPE_PARAMS names) or no published figures to set beside them."""
+    SHAPE_PARAMS names) or no published figures to set beside them: the comparable rows first,
+    judged; the published pairs that are not comparable, and the sources with none, said once;
+    then, collapsed, every case's cost and ratio to oneTBB beside the published ratios."""
     published = load_published(directory)
     rows = results.rows
     rows = rows[rows["workload"].isin(set(SHAPE_PARAMS))] if len(published) else rows.iloc[0:0]
-    if rows.empty or REFERENCE not in set(rows["scheduler"]):
+    if rows.empty:
+        return []
+    judged, not_comparable = comparable(rows, published_pairs(published))
+    agree = sum(r["verdict"].startswith("agrees") for r in judged)
+    out = [doc.Paragraph(
+        "Every runtime that runs both here and in a published source (oneTBB, OpenMP, Go, "
+        "Boost.Fiber, the sequential elision), as the same ratio both ways: here (paired per "
+        "block, Hodges-Lehmann estimate with its 95% interval) and published, at the same thread "
+        "count, with the source's hardware and compiler. The rule, fixed before these pairs "
+        f"were computed: two ratios agree when they are within {AGREE_FACTOR:g}× of each other "
+        "(machines years and tens of cores apart, other compilers and allocators, ports that run "
+        "a child inline move a ratio by tens of per cent, not by a factor of two), else they "
+        f"differ. Judged: {len(judged)} rows, {agree} agree.")]
+    if judged:
+        out.append(doc.Table(["Benchmark", "Ratio", "Threads", "Here [95%]", "Published",
+                              "Source; hardware; compiler", "Verdict", "Note"],
+                             [_comparable_cells(r) for r in judged]))
+    with_pairs = set(published_pairs(published)["source"])
+    without = sorted(set(published["source"]) - with_pairs)
+    said = []
+    if not_comparable:
+        said.append("Published pairs not comparable here: " + "; ".join(not_comparable) + ".")
+    if without:
+        said.append("Nothing comparable in " + "; ".join(without) + ": of the runtimes that run "
+                    "here, each publishes one at most in a benchmark (a ratio needs two).")
+    out += [doc.Paragraph(text) for text in said]
+    detail = _detail_blocks(rows, published)
+    if detail:
+        out.append(doc.Details(3, "Every case beside the published ratios to oneTBB (detail)", detail))
+    return out
+
+
+def _detail_blocks(rows, published):
+    """Every case's cost per task and time relative to oneTBB here, beside the published ratio of
+    the same runtime to oneTBB, and the field's other runtimes; [] without tbb rows."""
+    if REFERENCE not in set(rows["scheduler"]):
         return []
     measured = measured_ratios(rows)
     theirs = published_ratios(published)
@@ -248,10 +419,9 @@ def blocks(results, directory=PUBLISHED_DIR):
                "Per-task cost here, and the time relative to oneTBB (`tbb`) at the same threads "
                "(Hodges-Lehmann estimate over the blocks in which both ran, 95% interval), beside "
                "the published ratio of the same runtime to oneTBB in the same benchmark "
-               "(`results/published/`). Ratios, not times, can agree across machines. "
-               f"A ratio agrees when the two are within {AGREE_FACTOR:g}× of each other; a "
-               "published figure at another thread count is shown but not judged. "
-               f"Judged: {len(judged)} rows, {agree} agree."),
+               "(`results/published/`). A published figure at another thread count is shown but "
+               f"not judged. Judged here: {len(judged)} rows, {agree} agree (the same rows are in the "
+               "comparable table above where the source published both runtimes)."),
            doc.Table(["Workload", "Params here", "Backend", "Threads", "ns/task here",
                       "× oneTBB here [95%]", "Published × oneTBB", "Verdict", "Source; note"], cells)]
     peers = field_peers(theirs, measured)

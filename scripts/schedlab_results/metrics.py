@@ -67,12 +67,6 @@ def _connections(row):
         return math.nan
 
 
-def _threads_per_connection(row, block):
-    """Worker threads beyond the P ones per connection of the workload (netmix's --conns)."""
-    conns = _connections(row)
-    return _extra_threads(row, block) / conns if conns > 0 else math.nan
-
-
 def _live_tasks_per_connection(row, _block):
     """The peak of live tasks, the root left out, per connection: under os-threads each live
     task is a thread of its own."""
@@ -219,8 +213,6 @@ METRICS = {m.name: m for m in [
            ("work_span_ratio",), allowed=(0.0, 1.0), needs_equal_cpus=True),
     Metric("extra_threads", "worker threads beyond P", False, _extra_threads, ("threads_created",),
            allowed=(-math.inf, math.inf)),
-    Metric("threads_per_connection", "worker threads beyond P per connection", False,
-           _threads_per_connection, ("threads_created",)),
     Metric("live_tasks_per_connection", "peak live tasks (threads) per connection", False,
            _live_tasks_per_connection, ("peak_live_tasks",)),
     Metric("round_trip_ns", "ns per ping-pong round trip", True, _round_trip_ns, ("wall_ns",)),

@@ -11,7 +11,7 @@ For the per-block differences x_1..x_n this module gives:
   its exact 95% interval, the one that inverts the Wilcoxon signed-rank test: for n <= 60 from
   the exact null distribution of the signed-rank statistic, beyond from its normal
   approximation. It needs no resampling, so the same data always give the same interval;
-- the two-sided signed-rank p-value (scipy.stats.wilcoxon);
+- the signed-rank p-value (scipy.stats.wilcoxon), two-sided or one-sided;
 - Holm's step-down correction across every test of a table.
 
 scipy has the test but not the interval (nor the signed-rank quantiles it needs), hence the
@@ -70,9 +70,10 @@ def hodges_lehmann(x, level=LEVEL):
     return estimate, float(walsh[c - 1]), float(walsh[len(walsh) - c])
 
 
-def signed_rank_p(x):
-    """Two-sided Wilcoxon signed-rank p-value of the per-block differences; 1.0 when every
-    difference is 0, NaN without data."""
+def signed_rank_p(x, alternative="two-sided"):
+    """Wilcoxon signed-rank p-value of the per-block differences: "two-sided", or one-sided
+    "greater" (their centre is above 0) or "less"; 1.0 when every difference is 0, NaN without
+    data."""
     x = np.asarray(x, dtype=float)
     x = x[~np.isnan(x)]
     if len(x) == 0:
@@ -83,7 +84,7 @@ def signed_rank_p(x):
         # Ties and zeros make scipy fall back to the normal approximation, and it says so on
         # stderr; the fallback is what we want, the message is noise in a report.
         warnings.simplefilter("ignore", UserWarning)
-        return float(wilcoxon(x, zero_method="wilcox", alternative="two-sided").pvalue)
+        return float(wilcoxon(x, zero_method="wilcox", alternative=alternative).pvalue)
 
 
 def holm(p_values):

@@ -768,7 +768,8 @@ def _forest_figure(p, s, name, entries, width, title, table, fontsize):
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
     noise = ""
     if table.noise.measured:
-        noise = (f"noise floor (A/A time ratio): {math.exp(table.noise.estimate):.2f} "
+        noise = (f"widest noise floor (A/A time ratio, {table.noise.family}): "
+                 f"{math.exp(table.noise.estimate):.2f} "
                  f"[{math.exp(table.noise.low):.2f}, {math.exp(table.noise.high):.2f}]")
     p.save(fig, name, s, title, noise)
     s.blocks.append(doc.Paragraph(

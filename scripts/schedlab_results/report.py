@@ -5,7 +5,7 @@ import datetime
 import math
 import os
 
-from . import claims, doc, literature, machine, plots
+from . import apart, claims, doc, literature, machine, plots
 from .load import CASE_KEY, FLAGS, block_key, flagged, flagged_block_list, native, natural_key
 from .stats import summarise
 
@@ -94,31 +94,66 @@ def claims_blocks(table, figures):
     # where the first screen has room.
     plot = [b for b in figures.by_part.blocks if isinstance(b, doc.Figure)]
     notes = [b for b in figures.by_part.blocks if not isinstance(b, doc.Figure)]
-    summary = [claims_summary_table(table), doc.Paragraph(noise_text(table.noise))] + notes
+    summary = [claims_summary_table(table), doc.Paragraph(noise_text(table.noise, table.floors))] + \
+        broken_warning(table) + notes
     return ([doc.Beside([summary, plot])] +
-            claims_detail_blocks(table, figures.by_configuration) + [claims_method()])
+            claims_detail_blocks(table, figures.by_configuration) +
+            controls_and_history_blocks(table) + [claims_method()])
 
 
 def claims_summary_table(table):
     """One line per part, numbered as the forest plot's rows: its verdict (with how many of its
-    configurations had it, where it has several), and the effect and interval of the
-    configuration that decided it (claims.deciding; bold in the rows per configuration), or why
-    there is none. Narrow enough to sit beside the forest plot at 1366 pixels."""
+    configurations had it, where it has several; "broken" when its negative control came out
+    held, with what its own interval said), the effect and interval of the configuration that
+    decided it (claims.deciding; bold in the rows per configuration), or why there is none, its
+    control's verdict, and how often its criterion changed after data had been seen (each
+    change under "Each part's control and history"). Narrow enough to sit beside the forest
+    plot at 1366 pixels."""
     rows, last_claim = [], None
     for i, pr in enumerate(table.parts, 1):
         source = claims.judged_on(pr)
-        verdict = f"**{pr.verdict} ({source})**" if source else f"**{pr.verdict}**"
+        own = pr.own_verdict
+        verdict = f"**{own} ({source})**" if source else f"**{own}**"
         measured = [c for c in pr.configs if c.verdict != claims.NOT_MEASURED]
         if len(measured) > 1:
-            verdict += f" ({sum(c.verdict == pr.verdict for c in measured)} of {len(measured)})"
+            verdict += f" ({sum(c.verdict == own for c in measured)} of {len(measured)})"
+        if pr.verdict == claims.BROKEN:
+            verdict = f"**broken**: {verdict.replace('**', '')}, but its control held"
         r = claims.deciding(pr)
         effect = f"n/a: {unmeasured_reason(pr)}" if r is None else r.note if r.note else \
             claims.format_effect(pr.part, r.estimate, r.low, r.high)
         rows.append([str(i), pr.part.claim if pr.part.claim != last_claim else "", pr.part.name,
-                     verdict, effect])
+                     verdict, effect, control_cell(pr), history_cell(pr.part)])
         last_claim = pr.part.claim
-    return doc.Table(["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]"],
-                     rows, compact=True)
+    return doc.Table(["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]",
+                      "Control", "Changed after data"], rows, compact=True)
+
+
+def control_cell(pr):
+    """The control's verdict in a few words ("not held ✓", "HELD: part broken", ...)."""
+    if pr.control is None:
+        return "none"
+    verdict = pr.control.verdict
+    if verdict == claims.NOT_HELD:
+        return "not held ✓"
+    if verdict == claims.HELD:
+        return "**HELD**: part broken"
+    return verdict
+
+
+def history_cell(part):
+    """'2 of 4 changes' (changes after data of all history entries), or 'never'."""
+    after = sum(1 for h in part.history if h["after_data"])
+    return f"{after} of {len(part.history)}" if after else f"never (of {len(part.history)})"
+
+
+def broken_warning(table):
+    """A line naming the broken parts (their control came out held), or nothing."""
+    broken = [pr.part.name for pr in table.parts if pr.verdict == claims.BROKEN]
+    if not broken:
+        return []
+    return [doc.Paragraph(f"**{len(broken)} part(s) broken**: their negative control came out held, "
+                          "so their effect appears without its cause: " + "; ".join(broken) + ".")]
 
 
 def unmeasured_reason(pr):
@@ -168,6 +203,54 @@ def claims_detail_blocks(table, forest):
                            "out", blocks)]
 
 
+def controls_and_history_blocks(table):
+    """Each part's negative control (what it compares and why, its effect and verdict per
+    configuration) and its history (every change of its criterion, whether it came after data
+    that judges it, and why), under one collapsed heading, with the changes that touched every
+    part first."""
+    blocks = []
+    if table.history:
+        blocks += [doc.Paragraph("Changes that touched every part:"),
+                   doc.Table(["Date", "Commit", "Change", "After data", "Why"],
+                             [history_row(h) for h in table.history])]
+    for i, pr in enumerate(table.parts, 1):
+        blocks.append(doc.Paragraph(f"**{i} {pr.part.claim}: {pr.part.name}** ({claims.compared(pr.part)}): "
+                                    f"{pr.verdict}."))
+        if pr.control is None:
+            blocks.append(doc.Paragraph("Negative control: none in criteria.toml."))
+        else:
+            c = pr.control
+            head = (f"Negative control: {claims.compared(c.part)}"
+                    f"{', ' + where_text(c.part) if where_text(c.part) else ''}; must come out not held "
+                    f"({pr.part.control.get('why', '')}). Verdict: **{c.verdict}**.")
+            rows = [[f"{r.config}, {_threads(r)} ({r.n} blocks"
+                     f"{f', {r.flagged} flagged left out' if r.flagged else ''})",
+                     claims.format_effect(c.part, r.estimate, r.low, r.high),
+                     claims.format_p(r.p_holm), r.verdict] for r in c.configs]
+            blocks.append(doc.Paragraph(head))
+            if rows:
+                blocks.append(doc.Table(["Control configuration", "Effect [95% interval]",
+                                         "p (uncorrected)", "Verdict"], rows))
+            elif c.left_out:
+                blocks.append(doc.Paragraph("Left out: " + "; ".join(c.left_out)))
+        blocks.append(doc.Table(["Date", "Commit", "Change", "After data", "Why"],
+                                [history_row(h) for h in pr.part.history]))
+    return [doc.Details(3, "Each part's negative control and history (changes after seeing data "
+                           "marked)", blocks)]
+
+
+def history_row(h):
+    return [h["date"], h["commit"], h["change"], "**yes**" if h["after_data"] else "no", h["why"]]
+
+
+def where_text(part):
+    """'workloads loops, skew uniform' for a part's workloads and `where`."""
+    items = [f"{k} {'/'.join(map(str, v))}" for k, v in part.where.items()]
+    threads = {"one": "1 thread", "max": "the most threads", "max-or-one": "the most threads",
+               "all": "every thread count"}[part.threads]
+    return ", ".join([f"{'/'.join(part.workloads)}"] + items + [threads])
+
+
 def claims_method():
     return doc.Paragraph(
         "How to read it: each part compares two variants block by block: a block is one "
@@ -181,23 +264,44 @@ def claims_method():
         "configurations is held only if held in each and not held if not held in any; the "
         "summary shows the effect of the configuration that decided it (the first not held or "
         "inconclusive; for a held part, the one that held by the least), whose verdict is bold "
-        "in the rows per configuration. The criteria, each with its "
-        "reason, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
+        "in the rows per configuration. p is the one-sided p of the claim made, tested against "
+        "its threshold (an effect above it; for equivalence both edges), not against no "
+        "difference. Every part has a negative control: the same comparison where the claim's "
+        "cause is absent (or, for a claim that something costs nothing, with that cost added), "
+        "which must come out not held; a part whose control comes out held is **broken**. A "
+        "time effect must also clear its workload family's A/A noise floor; noise only ever "
+        "makes a verdict harder (an equivalence is held inside its threshold whatever the "
+        "noise). The criteria, each with its "
+        "reason and history, are fixed in `scripts/schedlab_results/criteria.toml`. Left out: "
         "oversubscribed thread counts, blocks with a flagged repetition, and, for a part with "
         "a `room`, configurations whose own inputs allow less than twice the smallest effect "
         "that counts (the fair-split parts: `round_robin_ratio`). Rows run under "
         "Valgrind's simulator count only for the cache part, which names its source.")
 
 
-def noise_text(noise):
+def noise_text(noise, floors=None):
+    """The noise floors, per workload family: what each is (the interval of the centre of an A/A
+    time ratio, which narrows with more blocks) and is not (the spread between blocks or runs,
+    which each part's own interval carries)."""
     if not noise.measured:
         why = (f"all {noise.flagged} blocks of the A/A control were flagged: other processes took CPU "
                "time, or a CPU ran slow" if noise.flagged else
                "these runs have no A/A control, i.e. steal-half twice as `--replica a,b`")
         return f"Noise floor: not measured ({why}); effects on time are judged against their smallest effect alone."
-    return (f"Noise floor: {math.exp(noise.estimate):.2f} [{math.exp(noise.low):.2f}, {math.exp(noise.high):.2f}] "
-            f"(A/A control: the same steal-half configuration twice in the same blocks, n={noise.blocks} "
-            "blocks; a time ratio whose interval reaches inside this one is inconclusive).")
+    floors = floors or {noise.family: noise}
+
+    def one(f):
+        return (f"{f.family} {math.exp(f.estimate):.2f} [{math.exp(f.low):.2f}, {math.exp(f.high):.2f}] "
+                f"(n={f.blocks})")
+    measured = [one(f) for f in floors.values() if f.measured]
+    missing = [family for family, f in floors.items() if not f.measured]
+    return ("Noise floors (A/A control per workload family: the same steal-half configuration "
+            "twice in the same blocks): " + "; ".join(measured) +
+            (f"; no A/A for {', '.join(missing)} (judged against the widest, {noise.family})" if missing else "") +
+            ". A floor is the interval of the centre of the A/A time ratio, a systematic difference "
+            "between identical variants, and narrows with more blocks; it is not the spread between "
+            "blocks or runs, which each part's own interval carries. A time effect must clear its "
+            "family's floor as well as its smallest effect.")
 
 
 def _flagged(results):
@@ -320,6 +424,9 @@ def write(results, sections, claim_figures, table, out_dir):
     blocks += [doc.Heading(2, "Claims")] + machine.claims_note(results) + \
         claims_blocks(table, claim_figures) + \
         flagged_blocks(results)
+    shown_apart = apart.blocks(results)
+    if shown_apart:
+        blocks += [doc.Heading(2, "Figures shown apart from the claims")] + shown_apart
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:
         blocks += [doc.Heading(3, s.title)] + s.blocks

@@ -48,6 +48,17 @@ def mwu_p_one_sided(a, b, alternative):
     return float(mannwhitneyu(b, a, alternative=alternative).pvalue)
 
 
+def more_repetitions_advice(used, run, needed):
+    """What to do when `used` of the `run` repetitions of a case (the rest flagged) are fewer
+    than `needed`: more repetitions only where the run had fewer than needed; else the flags
+    are the cause, and a quieter machine or replacements (--replace-flagged) the fix."""
+    if run < needed:
+        return f"run more repetitions (--reps {needed} or more)"
+    return (f"{run - used} of its {run} repetitions were flagged (noisy or slow_cpu) and left out: "
+            f"rerun on a quiet machine, or with --replace-flagged N to measure flagged repetitions "
+            f"again")
+
+
 def format_p(p):
     if p is None:
         return "n/a"
@@ -79,8 +90,11 @@ def _median_change_percent(old, new, axis=-1):
 def change_interval(old, new, level=0.95):
     """Percentile bootstrap interval of the change of the median, in percent (old and new are
     resampled independently). None when a resampled old median is 0: a change from 0 has no
-    relative size (a counter that read 0, such as fair's steals)."""
+    relative size (a counter that read 0, such as fair's steals), or when a side has fewer than
+    two values (the rest flagged): nothing to resample."""
     old, new = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+    if len(old) < 2 or len(new) < 2:
+        return None
     return _bootstrap_interval((old, new), _median_change_percent, level)
 
 

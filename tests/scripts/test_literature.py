@@ -96,26 +96,81 @@ class ComparisonTest(unittest.TestCase):
         base2 = self.table({("tbb", 1): 100, ("elision", 1): 5}, workload="fib-go", params="n=27 cutoff=0 base=2")
         self.assertEqual(by_variant(base2, 1)["elision"]["verdict"], "no published figure")
 
+    def detail_table(self, blocks):
+        details = next(b for b in blocks if isinstance(b, doc.Details))
+        return next(b for b in details.blocks if isinstance(b, doc.Table))
+
     def test_the_reports_section(self):
         results = runs({("tbb", 1): 100, ("openmp", 1): 90, ("steal-half", 1): 40})
         blocks = literature.blocks(results, PUBLISHED)
-        table = next(b for b in blocks if isinstance(b, doc.Table))
+        table = self.detail_table(blocks)
         self.assertEqual(len(table.rows), 3)
         text = doc.render_markdown(blocks)
-        self.assertIn("Judged: 1 rows, 1 agree", text)
+        self.assertIn("Judged here: 1 rows, 1 agree", text)
         self.assertIn("libfork (lazy_pool)", text)  # the field's runtimes, listed beside
         # UTS's published figures are sizes, not times: its rows say so.
         uts = literature.blocks(runs({("tbb", 1): 100, ("steal-half", 1): 40}, workload="uts", params="tree=T1"),
                                 PUBLISHED)
-        uts_rows = next(b for b in uts if isinstance(b, doc.Table)).rows
+        uts_rows = self.detail_table(uts).rows
         self.assertTrue(all(r[7] in ("no published figure", "reference") for r in uts_rows), uts_rows)
         self.assertIn("trees' sizes", uts_rows[0][8])
-        # Not one of the field's workloads, or no oneTBB to pair with: no section at all.
+        # Not one of the field's workloads: no section at all; no oneTBB: no detail table.
         self.assertEqual(literature.blocks(runs({("tbb", 1): 1, ("serial", 1): 1}, workload="loops", params="tasks=1"),
                                            PUBLISHED), [])
-        self.assertEqual(literature.blocks(runs({("serial", 1): 1}), PUBLISHED), [])
+        self.assertFalse(any(isinstance(b, doc.Details) for b in literature.blocks(runs({("serial", 1): 1}), PUBLISHED)))
         with tempfile.TemporaryDirectory() as empty:
             self.assertEqual(literature.blocks(results, empty), [])
+
+
+class ComparableTest(unittest.TestCase):
+    """Every runtime present here and in a source, the same ratio both ways, judged by the rule
+    fixed in advance (AGREE_FACTOR), comparable rows first."""
+
+    def blocks(self, times):
+        return literature.blocks(runs(times), PUBLISHED)
+
+    def comparable(self, blocks):
+        table = next(b for b in blocks if isinstance(b, doc.Table))
+        self.assertEqual(table.header[:5], ["Benchmark", "Ratio", "Threads", "Here [95%]", "Published"])
+        return {(r[1], r[2]): r for r in table.rows}
+
+    def test_every_pair_libfork_published_is_judged_both_ways(self):
+        # libfork's fib(40): oneTBB 43.6x and libomp 39.5x the sequential program at 1 thread;
+        # libomp 0.905x oneTBB at 1 thread, 4.12x at 2. Here: close to the first three, and
+        # openmp far from oneTBB's published ratio at 2 threads.
+        blocks = self.blocks({("elision", 1): 2.0, ("tbb", 1): 80, ("openmp", 1): 75,
+                              ("tbb", 2): 45, ("openmp", 2): 40})
+        rows = self.comparable(blocks)
+        self.assertEqual(set(rows), {("tbb / elision", "1"), ("openmp / elision", "1"),
+                                     ("openmp / tbb", "1"), ("openmp / tbb", "2")})
+        self.assertTrue(rows[("tbb / elision", "1")][6].startswith("agrees"), rows)
+        self.assertRegex(rows[("tbb / elision", "1")][3], r"^40\.?\d*× \[")  # here, with its interval
+        self.assertTrue(rows[("tbb / elision", "1")][4].startswith("44×"))     # published
+        self.assertTrue(rows[("openmp / tbb", "1")][6].startswith("agrees"))
+        self.assertTrue(rows[("openmp / tbb", "2")][6].startswith("differs"), rows[("openmp / tbb", "2")])
+        for r in rows.values():  # the published hardware and compiler beside every row
+            self.assertIn("64 logical CPUs", r[5])
+            self.assertIn("size here n=30, published n=40", r[7])
+        text = doc.render_markdown(blocks)
+        self.assertIn("Judged: 4 rows, 3 agree", text)
+        # Comparable rows first, the detail after.
+        self.assertLess(text.index("| Benchmark"), text.index("Every case beside the published ratios"))
+
+    def test_what_is_not_comparable_is_said_once(self):
+        text = doc.render_markdown(self.blocks({("tbb", 1): 80, ("openmp", 1): 75}))
+        self.assertIn("openmp / tbb, fib(40) (libfork (ConorWilliams/libfork)) at 2, 4, 8, 16, 24, 32 threads: "
+                      "not run here at that count (here 1)", text)
+        self.assertIn("tbb / elision, fib(40) (libfork (ConorWilliams/libfork)) at 1 thread: elision not run on it here", text)
+        self.assertIn("go-runtime / boost-fiber, skynet (Boost.Fiber (boostorg/fiber)): thread count not stated", text)
+        self.assertIn("Nothing comparable in atemerev/skynet; tzcnt/runtime-benchmarks", text)
+        self.assertEqual(text.count("Nothing comparable in"), 1)
+
+    def test_the_rule_cuts_both_ways(self):
+        # The same pair, 1.9x from the published ratio (agrees) and 2.1x (differs).
+        published = 22220.5 / 20114.7  # tbb / openmp at 1 thread: 1.105
+        for factor, verdict in ((1.9, "agrees"), (2.1, "differs")):
+            rows = self.comparable(self.blocks({("tbb", 1): 100, ("openmp", 1): 100 / (published * factor)}))
+            self.assertTrue(rows[("openmp / tbb", "1")][6].startswith(verdict), (factor, rows))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import unittest
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import numpy as np
+
 from schedlab_results import claims
 from schedlab_results.load import CASE_KEY, FLAGS
 from schedlab_results.metrics import CACHE_SOURCES
@@ -55,7 +57,8 @@ def tables(text):
     return out
 
 
-SUMMARY_HEADER = ["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]"]
+SUMMARY_HEADER = ["#", "Claim", "Part", "Verdict (of configurations)", "Effect [95% interval]",
+                  "Control", "Changed after data"]
 DETAIL_HEADER = ["Claim", "Part", "Compared", "Configuration", "Effect [95% interval]",
                  "p (Holm)", "Verdict"]
 
@@ -241,10 +244,16 @@ class PlotFixtureTest(unittest.TestCase):
         parts = claims.load_criteria().parts
         self.assertEqual([r[2] for r in summary], [p.name for p in parts])  # each once, in order
         self.assertEqual([r[0] for r in summary], [str(i) for i in range(1, len(parts) + 1)])
-        for number, claim, part, verdict, effect in summary:
+        for number, claim, part, verdict, effect, control, changed in summary:
+            if verdict.startswith("**broken**"):  # its control held: what its interval said follows
+                self.assertRegex(verdict, r"^\*\*broken\*\*: .+, but its control held$", part)
+                self.assertEqual(control, "**HELD**: part broken", part)
+                continue
             self.assertRegex(verdict, r"^\*\*[^*]+\*\*( \(\d+ of \d+\))?$", part)
             self.assertRegex(verdict.strip("*").split(" (")[0].rstrip("*"), VERDICT, part)
             self.assertEqual(effect.startswith("n/a: "), verdict == "**not measured**", part)
+            self.assertRegex(control, r"^(not held ✓|inconclusive|not measured|none)$", part)
+            self.assertRegex(changed, r"^(\d+ of \d+|never \(of \d+\))$", part)
         self.assertEqual([r[1] for r in summary if r[1]],
                          list(dict.fromkeys(p.claim for p in parts)))
         # The answer comes first: the summary and its forest plot, then the detailed rows.
@@ -274,7 +283,7 @@ class PlotFixtureTest(unittest.TestCase):
         sources = [header.index(c) for c, _, _ in CACHE_SOURCES if c in header]
         if not any(r[i] for r in fixture for i in sources):  # no cache counter, no simulator
             cache = next(r for r in summary if r[2] == "cache misses")
-            self.assertEqual(cache[3:], ["**not measured**", "n/a: no matching rows"])
+            self.assertEqual(cache[3:5], ["**not measured**", "n/a: no matching rows"])
 
     def test_html_puts_the_summary_beside_the_forest_and_collapses_the_details(self):
         page = (self.out / "report.html").read_text()
@@ -406,7 +415,7 @@ class PlotKnownOutcomeTest(unittest.TestCase):
         # axis (the panel titles are text in the SVG); none shares an axis with another.
         svg = (self.tmp / "out" / "claims.svg").read_text()
         for title in ("idle share of processor time: a − b",
-                      "efficiency / best possible: level of a", "tasks stolen per run: level of a",
+                      "efficiency / best possible: level of a",
                       "time ratio a ÷ b, effects &lt; 1.5× (log)",
                       "count ratio a ÷ b, effects ≥ 1.5× (log)"):
             self.assertEqual(svg.count(title), 1, title)
@@ -752,9 +761,9 @@ class CompareTest(TempDirTest):
         consequence = ("no change can be significant at 0.05" if floor >= ALPHA else
                        "only the largest changes can be significant")
         self.assertIn(f"scripts/compare: warning: {len(few)} of {len(reps)} cases have fewer "
-                      f"than 9 repetitions on a side (fewest {min(few)}/{min(few)}): p cannot "
-                      f"get small there (at best {format_p(floor)}), so {consequence}",
-                      result.stderr)
+                      f"than 9 unflagged repetitions on a side (fewest {min(few)}/{min(few)}): p "
+                      f"cannot get small there (at best {format_p(floor)}), so {consequence}; "
+                      f"run more repetitions (--reps 9 or more)", result.stderr)
         # Keep only the fixture's cases with 9 repetitions: no warning.
         cases = json.loads(run(COMPARE, FIXTURE, FIXTURE, "--json").stdout)["cases"]
         header, rows = fixture_rows()
@@ -767,6 +776,74 @@ class CompareTest(TempDirTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(" 9/9 ", result.stdout)
         self.assertNotIn("warning", result.stderr)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+class CompareTwoRunsPlantedTest(TempDirTest):
+    """scripts/compare of two separate runs, on runs whose changes are known: 40 cases of 15
+    repetitions with 2% noise; NEW drifted by 4% as a whole (the machine between two runs), and
+    a 10% regression planted on 5 of the cases on top of it. The 5 are reported slower and
+    nothing else is; the drift alone is not a regression."""
+
+    CASES, REPS, PLANTED = 40, 15, (3, 11, 19, 27, 35)
+
+    def runs(self, drift, regression):
+        rng = np.random.default_rng(17)
+        header = ["run_id", "preset", "scheduler", "workload", "threads", "rep", "scheduler_params",
+                  "workload_params", "wall_ns"]
+        old, new = [], []
+        for case in range(self.CASES):
+            base = 1e6 * (1 + case / 7)
+            factor = drift * (regression if case in self.PLANTED else 1.0)
+            for rep in range(self.REPS):
+                ident = ["r", "", "steal-half", "loops", "2", str(rep), "", f"tasks={case + 1}"]
+                old.append(ident + [str(int(base * rng.lognormal(0, 0.02)))])
+                new.append(ident + [str(int(base * factor * rng.lognormal(0, 0.02)))])
+        write_csv(self.tmp / "old.csv", header, old)
+        write_csv(self.tmp / "new.csv", header, new)
+        return json.loads(run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv", "--json").stdout)
+
+    def test_a_10_percent_regression_on_a_subset_is_reported_beyond_the_drift(self):
+        report = self.runs(drift=1.04, regression=1.10)
+        slower = sorted(int(c["workload_params"].split("=")[1]) - 1 for c in report["cases"]
+                        if c["verdict"] == "slower")
+        self.assertEqual(slower, list(self.PLANTED))
+        self.assertEqual(report["exit_status"], 1)
+        for c in report["cases"]:
+            if c["verdict"] == "slower":
+                self.assertGreater(c["interval_pct"][0], 8.0, c)  # ~+14.4%: 10% on top of 4%
+
+    def test_the_same_drift_of_every_case_is_not_a_regression(self):
+        report = self.runs(drift=1.04, regression=1.0)
+        self.assertEqual({c["verdict"] for c in report["cases"]}, {"within the drift"})
+        self.assertEqual(report["exit_status"], 0)
+        self.assertAlmostEqual(report["geomean"]["change_pct"], 4.0, delta=1.0)
+
+    def test_runs_whose_every_repetition_was_flagged_judge_nothing_and_exit_3(self):
+        # Not "no case in common" (bad input, 2): the cases are the same, the machine was busy.
+        self.runs(drift=1.0, regression=1.0)
+        for name in ("old.csv", "new.csv"):
+            header, rows = read_csv(self.tmp / name)
+            header, rows = set_column(header, rows, "noisy", ["1"] * len(rows))
+            write_csv(self.tmp / name, header, rows)
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn(f"nothing was judged: none of the {self.CASES} cases could be", result.stderr)
+        self.assertIn("not judged, every repetition of a side flagged (40)", result.stdout)
+
+    def test_too_few_cases_to_see_the_drift_judge_nothing_and_exit_3(self):
+        self.runs(drift=1.0, regression=1.0)
+        for name in ("old.csv", "new.csv"):
+            header, rows = read_csv(self.tmp / name)
+            write_csv(self.tmp / name, header, [r for r in rows if r[7] in ("tasks=1", "tasks=2")])
+        result = run(COMPARE, self.tmp / "old.csv", self.tmp / "new.csv")
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn("nothing was judged: none of the 2 cases could be (fewer than 5 cases", result.stderr)
 
 
 class AbCompareTest(TempDirTest):
@@ -812,8 +889,46 @@ class AbCompareTest(TempDirTest):
                          [(1, "within the noise floor"), (2, "slower")])
         self.assertLess(report["noise_floor"]["factor"], 1.03)
 
+    def test_a_planted_10_percent_on_one_case_is_found_there_only(self):
+        # B 10% slower at 2 threads only (the path a knob slowed), unchanged at 1 thread; the
+        # builds' blocks spread by +-2% like the A/A control's.
+        result = run(COMPARE, self.ab_csv({1: 1.0, 2: 1.10}), "--json")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        cases = json.loads(result.stdout)["cases"]
+        self.assertEqual([(c["threads"], c["verdict"]) for c in cases],
+                         [(1, "within the noise floor"), (2, "slower")])
+        ratio, low, high = cases[1]["b_over_a"]
+        self.assertAlmostEqual(ratio, 1.10, delta=0.02)
+        self.assertGreater(low, 1.05)
+
     def test_one_csv_that_is_not_an_ab_run_is_refused(self):
         self.assert_user_error(run(COMPARE, FIXTURE), "scripts/compare", "not an A/B run")
+
+    def flag_blocks(self, path, flagged_reps):
+        """The A/B CSV with every row of the repetitions in `flagged_reps` flagged noisy."""
+        header, rows = read_csv(path)
+        header, rows = set_column(header, rows, "noisy",
+                                  ["1" if int(r[header.index("rep")]) in flagged_reps else "0" for r in rows])
+        write_csv(path, header, rows)
+        return path
+
+    def test_a_run_that_judged_nothing_exits_3_and_says_so(self):
+        # Every block flagged: no case has 6 unflagged blocks. Not a pass, and not a regression.
+        path = self.flag_blocks(self.ab_csv({1: 1.0, 2: 1.5}), set(range(12)))
+        result = run(COMPARE, path)
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn("nothing was judged: none of the 2 cases", result.stdout)
+        self.assertIn("exit status 3, not a pass", result.stderr)
+        self.assertEqual(json.loads(run(COMPARE, path, "--json").stdout)["exit_status"], 3)
+
+    def test_advice_names_the_flags_when_the_run_had_repetitions_enough(self):
+        # 12 repetitions, 7 flagged: "--reps 9 or more" would be wrong advice to such a run.
+        path = self.flag_blocks(self.ab_csv({1: 1.0, 2: 1.0}), {0, 1, 2, 3, 4, 5, 6})
+        result = run(COMPARE, path)
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertNotIn("--reps", result.stderr)
+        self.assertIn("7 of its 12 repetitions were flagged (noisy or slow_cpu) and left out", result.stderr)
+        self.assertIn("--replace-flagged", result.stderr)
 
 
 class PlotErrorTest(TempDirTest):

@@ -1,6 +1,7 @@
 """Every preset, shrunk to a tiny size, run by the real binary and read by scripts/plot: each
-claim part the preset exists for is judged (its verdict is not "not measured"), and its noise
-floor is found. A preset whose rows its own claims cannot select (the locality preset once
+claim part the preset exists for is judged (its verdict is not "not measured"), and so is its
+negative control (the preset runs the control's configuration too), and its noise floor is
+found. A preset whose rows its own claims cannot select (the locality preset once
 pinned every case, and every part came out "not measured") fails here.
 
 The presets are harness/presets.json with every size shrunk (shrink()) and 2 repetitions (none
@@ -35,20 +36,18 @@ PARTS = {
     "full": {("fair-idle", "fair idles more"), ("fair-idle", "steal-half faster"),
              ("central", "related tasks spread across cores"),
              ("lifo", "fewer live tasks"), ("lifo", "time (locality)"),
-             ("steal", "efficiency near the best possible"), ("handoff", "faster with cold reads"),
-             ("switch", "os-threads cost more per task than steal-half"),
-             ("switch", "os-threads switch in the kernel"), ("switch", "Go's own runtime also beats os-threads"),
+             ("steal", "efficiency near the best possible"), ("steal", "steals did it"),
+             ("handoff", "faster with cold reads"),
              ("concurrency", "CPU-bound loops gain nothing on one core"),
              ("concurrency", "I/O-bound work gains on one core"),
-             ("handoff", "a call that does not block costs nothing (against serial, 1 thread)"),
+             ("handoff", "a call that does not block costs nothing (against the elision, 1 thread)"),
              ("handoff", "a call that does not block costs nothing (against no hand-off)")},
     "locality": {("lifo", "fewer live tasks"), ("lifo", "time (locality)"), ("lifo", "cache misses")},
     "io": {("handoff", "faster with cold reads"),
-           ("handoff", "a call that does not block costs nothing (against serial, 1 thread)"),
+           ("handoff", "a call that does not block costs nothing (against the elision, 1 thread)"),
            ("handoff", "a call that does not block costs nothing (against no hand-off)"),
            ("netpoll-threads", "the poller's waits hold no thread"),
-           ("netpoll-threads", "--netpoll off: a thread per waiting connection"),
-           ("netpoll-threads", "os-threads: a thread per connection"),
+           ("netpoll-threads", "--netpoll off: waits hold threads beyond the poller's bound"),
            ("netpoll-p", "faster than a thread per wait (1 thread)"),
            ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)"),
            ("concurrency", "I/O-bound work gains on one core")},
@@ -58,8 +57,7 @@ PARTS = {
     "field-large": set(),
 }
 # Parts that need Go (go-runtime rows), and the simulator (Valgrind), when the machine lacks them.
-NEEDS_GO = {("switch", "Go's own runtime also beats os-threads"),
-            ("switch", "Go's own goroutines: a round trip costs a fraction of os-threads' (1 thread)"),
+NEEDS_GO = {("switch", "Go's own goroutines: a round trip costs a fraction of os-threads' (1 thread)"),
             ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)")}
 NEEDS_SIM = {("lifo", "cache misses")}
 
@@ -175,6 +173,11 @@ class EveryPresetJudgesWhatItExistsFor(unittest.TestCase):
                                                      if (p["claim"], p["name"]) == part), None))
                     for part in wanted if verdicts.get(part) in (None, claims.NOT_MEASURED)}
         self.assertEqual(unjudged, {}, f"{preset}: parts it exists for came out not measured")
+        controls = {(p["claim"], p["name"]): p["control"] for p in table["parts"]}
+        uncontrolled = {part: controls.get(part) and (controls[part]["compared"], controls[part]["left_out"])
+                        for part in wanted
+                        if not controls.get(part) or controls[part]["verdict"] == claims.NOT_MEASURED}
+        self.assertEqual(uncontrolled, {}, f"{preset}: controls of parts it exists for came out not measured")
 
     def test_quick(self):
         self.check("quick")
