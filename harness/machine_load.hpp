@@ -54,6 +54,7 @@ struct MachineLoad {
   std::optional<bool> noisy;             // other_cpu_ns above kNoisyShare (and kNoisyMinTicks)
   std::optional<double> started_unix_s;  // when the block repetition began (CLOCK_REALTIME)
   std::optional<double> probe_change;    // SpeedVerdict::change
+  std::optional<double> probe_usual;     // SpeedVerdict::usual
   std::optional<double> probe_spread;    // SpeedVerdict::spread
   std::optional<double> probe_together;  // SpeedVerdict::together; none for a case on one CPU
   std::optional<bool> slow_cpu;          // SpeedVerdict::slow

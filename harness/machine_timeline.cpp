@@ -158,7 +158,7 @@ std::vector<MachineTimeline::Episode> MachineTimeline::episodes() const {
   }
   find("changes", -1, [](const BlockEntry& b) { return b.slow_rows > 0 ? 1.0 : NAN; },
        [&](Episode& e) {
-         e.text = "a CPU's speed changed by more than " + fixed(100 * kSlowCpuShare, 0) + "% during block repetitions " +
+         e.text = "a CPU's speed changed by more than " + fixed(100 * kSlowCpuShare, 0) + "% during block repetitions, beyond its usual change between probes then, " +
                   span(e) + ": their rows on that CPU are flagged slow_cpu";
        });
   std::stable_sort(out.begin(), out.end(), [](const Episode& a, const Episode& b) { return a.from_unix_s < b.from_unix_s; });

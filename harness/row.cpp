@@ -225,8 +225,8 @@ void machine(std::vector<Column>& s) {
                "1 when the speed of one of the row's CPUs changed during the block's repetition: the speed probe (a "
                "fixed spin on each CPU, and on every CPU at once, before and after the block's repetition) changed "
                "by more than " + std::to_string(static_cast<int>(kSlowCpuShare * 100)) +
-                   "% either way on one of them, or at once for a case on several (probe_change); claims leave such "
-                   "rows out",
+                   "% either way on one of them, or at once for a case on several (probe_change), and by more than "
+                   "it usually did between two probes then (probe_usual); claims leave such rows out",
                kNeverEmpty, [](const RowContext& r) {
                  return r.m.machine.slow_cpu ? std::string(*r.m.machine.slow_cpu ? "1" : "0") : std::string();
                }});
@@ -235,6 +235,12 @@ void machine(std::vector<Column>& s) {
                "row's CPUs (and the spins at once for a case on several): 1.00 the speed held still, 2.00 it halved "
                "or doubled",
                kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_change, 3); }});
+  s.push_back({"probe_usual", T::real, "", "machine",
+               "how much the speed of the row's CPUs usually changed between two consecutive probes just before the "
+               "block's repetition (the " + std::to_string(static_cast<int>(kUsualQuantile * 100)) + "th percentile of the last " +
+                   std::to_string(kUsualWindow) + " changes): 1.01 a quiet host, 1.8 one whose "
+               "vCPUs' speed flickers; a probe_change no larger is how every block ran then, and flags nothing",
+               kNeverEmpty, [](const RowContext& r) { return optional_cell(r.m.machine.probe_usual, 3); }});
   s.push_back({"probe_spread", T::real, "", "machine",
                "the slowest of the row's CPUs over the fastest, in absolute time for the same spin, before or after "
                "the block's repetition (the larger): 1.00 CPUs of equal speed, 1.50 one ran 1.5x slower; above " +

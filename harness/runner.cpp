@@ -448,13 +448,16 @@ class BlockRepetition {
     if (measured_.empty()) return;
     if (!probe_after_) {
       load_.finish();
+      const std::size_t probes_before_end = run_.probe.points().size();  // the usual change: before this block's end
       probe_after_ = run_.probe.end();
       unsigned noisy = 0, slow = 0;
       for (auto& [l, m] : measured_) {
         const std::vector<unsigned> cpus = case_cpus(*l->c, run_.usable);
         m.machine = load_.on(cpus);
-        const SpeedVerdict speed = SpeedProbe::verdict(probe_before_, *probe_after_, cpus);
+        const SpeedVerdict speed = SpeedProbe::verdict(
+            probe_before_, *probe_after_, cpus, SpeedProbe::usual_change(run_.probe.points(), probes_before_end, cpus));
         m.machine.probe_change = speed.change;
+        m.machine.probe_usual = speed.usual;
         m.machine.probe_spread = speed.spread;
         if (!std::isnan(speed.together)) m.machine.probe_together = speed.together;
         m.machine.slow_cpu = speed.slow;

@@ -242,8 +242,11 @@ double either_way(double a, double b) {
 
 }  // namespace
 
-SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after, const std::vector<unsigned>& cpus) {
+SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after, const std::vector<unsigned>& cpus,
+                                  double usual) {
+  SCHEDLAB_ASSERT(usual >= 1, "a change is a ratio either way: at least 1");
   SpeedVerdict v;
+  v.usual = usual;
   for (unsigned i : cpus) {
     SCHEDLAB_ASSERT(i < before.per_cpu.size() && i < after.per_cpu.size(), "a row's CPU is one the probe measured");
     v.change = std::max(v.change, either_way(before.per_cpu[i], after.per_cpu[i]));
@@ -264,8 +267,20 @@ SpeedVerdict SpeedProbe::verdict(const Point& before, const Point& after, const 
     }
     if (v.together == 0) v.together = NAN;
   }
-  v.slow = v.change > 1 + kSlowCpuShare;
+  v.slow = v.change > std::max(1 + kSlowCpuShare, usual);
   return v;
+}
+
+double SpeedProbe::usual_change(const std::vector<Point>& points, std::size_t end, const std::vector<unsigned>& cpus) {
+  SCHEDLAB_ASSERT(end <= points.size(), "the window ends inside the run's probes");
+  if (end < 2) return 1.0;
+  const std::size_t first = end - 1 > kUsualWindow ? end - 1 - kUsualWindow : 0;
+  std::vector<double> changes;
+  for (std::size_t i = first; i + 1 < end; ++i) changes.push_back(verdict(points[i], points[i + 1], cpus).change);
+  // Nearest rank: the smallest change at least kUsualQuantile of them do not exceed.
+  const auto rank = static_cast<std::size_t>(std::ceil(kUsualQuantile * static_cast<double>(changes.size())));
+  std::nth_element(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(rank - 1), changes.end());
+  return changes[rank - 1];
 }
 
 nlohmann::json SpeedProbe::summary() const {
@@ -288,7 +303,8 @@ nlohmann::json SpeedProbe::summary() const {
                    "repetition"},
       {"rule", "a row is flagged slow_cpu when one of its CPUs' probe (or the spins at once, for a case on several "
                "CPUs) changed by more than slow_share either way between the probes before and after its block "
-               "repetition; probe_spread is the slowest of its CPUs over the fastest (absolute), probe_together "
+               "repetition, and by more than the usual change (probe_usual: the usual_quantile of the changes "
+               "between consecutive probes on those CPUs, over the usual_window pairs before the block); probe_spread is the slowest of its CPUs over the fastest (absolute), probe_together "
                "the spins at once over the slowest CPU alone; a comparison of P threads with 1 thread is not "
                "judged on a block whose probe_spread is above unequal_ratio or whose probe_together is above "
                "in_turns_ratio"},
@@ -296,6 +312,8 @@ nlohmann::json SpeedProbe::summary() const {
       {"calibration_ns", at_start},
       {"calibration_spread", slowest > 0 ? nlohmann::json(slowest / fastest) : nlohmann::json()},
       {"slow_share", kSlowCpuShare},
+      {"usual_quantile", kUsualQuantile},
+      {"usual_window", kUsualWindow},
       {"unequal_ratio", kUnequalCpuRatio},
       {"in_turns_ratio", kInTurnsRatio},
       {"block_repetitions", judged_},

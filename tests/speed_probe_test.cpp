@@ -102,6 +102,45 @@ TEST(SpeedVerdict, ALastingStateIsTheNormAfterOneBlockAndAShortPhaseIsFlaggedAtI
   }
 }
 
+// The usual change (the machine's own flicker between probes) raises the bar only when most
+// probes move: a quiet machine's one change is flagged at a quarter; on a machine whose speed
+// flickers 1.6x between any two probes (measured here: 1.34x median, 1.84x 90th percentile)
+// most blocks are not flagged, while a jump beyond the flicker still is.
+TEST(SpeedVerdict, ABlockIsFlaggedForAChangeBeyondTheMachinesUsualFlicker) {
+  const std::vector<unsigned> cpu1{1};
+  const auto flagged_blocks = [&](const std::vector<double>& cpu1_ns) {
+    std::vector<SpeedProbe::Point> points;
+    for (double ns : cpu1_ns) points.push_back(point({20e3, ns}));
+    std::vector<int> out;
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      const double usual = SpeedProbe::usual_change(points, i + 1, cpu1);
+      if (SpeedProbe::verdict(points[i], points[i + 1], cpu1, usual).slow) out.push_back(static_cast<int>(i));
+    }
+    return out;
+  };
+  // Quiet, then one lasting change: the usual change is ~1 and the quarter flags it.
+  std::vector<double> quiet(30, 20e3);
+  for (std::size_t i = 10; i < quiet.size(); ++i) quiet[i] = 26e3;
+  EXPECT_EQ(flagged_blocks(quiet), std::vector<int>{9}) << "1.3x on a quiet machine is a disturbance";
+  EXPECT_DOUBLE_EQ(SpeedProbe::usual_change({point({1, 20e3}), point({1, 26e3})}, 2, cpu1), 1.3);
+  EXPECT_DOUBLE_EQ(SpeedProbe::usual_change({point({1, 20e3})}, 1, cpu1), 1.0) << "one probe: nothing usual yet";
+  // Flicker: 20 and 32 µs alternating (1.6x at every probe), then a 3x jump inside it.
+  std::vector<double> flicker;
+  for (int i = 0; i < 40; ++i) flicker.push_back(i % 2 ? 32e3 : 20e3);
+  flicker[30] = 96e3;
+  const std::vector<int> flagged = flagged_blocks(flicker);
+  EXPECT_EQ(flagged.front(), 0) << "the first change has no history: the quarter rules";
+  EXPECT_LE(flagged.size(), 4u) << "the flicker itself is the norm after the first blocks";
+  EXPECT_TRUE(std::count(flagged.begin(), flagged.end(), 29) && std::count(flagged.begin(), flagged.end(), 30))
+      << "a 3x jump beyond the 1.6x flicker is flagged at both its edges";
+  // The usual change on CPU 1 does not raise the bar on CPU 0.
+  std::vector<SpeedProbe::Point> points;
+  for (double ns : flicker) points.push_back(point({20e3, ns}));
+  EXPECT_DOUBLE_EQ(SpeedProbe::usual_change(points, 20, {0}), 1.0);
+  EXPECT_TRUE(SpeedProbe::verdict(point({20e3, 20e3}), point({26e3, 20e3}), {0},
+                                  SpeedProbe::usual_change(points, 20, {0})).slow);
+}
+
 TEST(SpeedProbe, TheTestHookScalesOneCpusReadingsAndSaysSo) {
   ::setenv(kProbeScaleEnv, "1:1.5", 1);
   const auto parsed = probe_scale_from_env();

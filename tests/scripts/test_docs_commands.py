@@ -69,11 +69,11 @@ REFUSED = {"schedlab runn": "schedlab runn",
 
 
 def presets():
-    return set(json.load(open(ROOT / "harness" / "presets.json")))
+    return set(json.loads((ROOT / "harness" / "presets.json").read_text(encoding="utf-8")))
 
 
 def cmake_presets():
-    data = json.load(open(ROOT / "CMakePresets.json"))
+    data = json.loads((ROOT / "CMakePresets.json").read_text(encoding="utf-8"))
     return {p["name"] for key in ("configurePresets", "buildPresets", "testPresets", "workflowPresets")
             for p in data.get(key, [])}
 
@@ -159,7 +159,9 @@ class DocsCommands(unittest.TestCase):
             path = ROOT / program
             self.assertTrue(path.is_file() and os.access(path, os.X_OK), f"{where}: `{command}`: no {program}")
             if program == "scripts/compare" and len(words) > 1:
-                self.run_ok([str(path)] + words[1:], where, codes=(0, 1))
+                # 1: a case moved; 3: nothing judged (too few unflagged blocks in the few repetitions
+                # made here, on a busy machine): the documented answers of a command that works.
+                self.run_ok([str(path)] + words[1:], where, codes=(0, 1, 3))
             elif program == "scripts/plot":
                 self.run_ok([str(path), "--help"], where)
             elif program == "scripts/bench" and len(words) > 1:
