@@ -63,7 +63,16 @@ std::vector<ParamSpec> runtime_params() {
                           "a task waiting for a socket parks on the runtime's epoll poller and its worker runs other "
                           "tasks (steal-half: the workers poll, as Go's; fair, central: a poller thread); off: it waits "
                           "in poll(2) inside blocking(), holding its thread (steal-half hands the processor on)"));
+  params.push_back(latency_param(RuntimeConfig{}.latency));
   return params;
+}
+
+ParamSpec latency_param(bool def) {
+  ParamSpec p = choice("latency", kOnOff, def,
+                       "record each task's scheduling delay (from becoming runnable to running) into the delay_* "
+                       "columns and the run's latency file; go-runtime: read Go's own /sched/latencies:seconds");
+  p.machine_setup = true;  // instrumentation: the claims compare designs whatever it is, where all agree
+  return p;
 }
 
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
@@ -73,6 +82,7 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   c.stack.guard = chosen(p, "stack-guard", kOnOff);
   c.pin = chosen(p, "pin", kOnOff);
   if (p.count("netpoll") != 0) c.netpoll = chosen(p, "netpoll", kOnOff);  // boost-fiber has no poller
+  if (p.count("latency") != 0) c.latency = chosen(p, "latency", kOnOff);
   return c;
 }
 

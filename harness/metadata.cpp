@@ -222,12 +222,14 @@ void MetadataFile::save() const {
   throw std::runtime_error("cannot write " + path_ + ": " + errno_text(err) + "; free space or choose another --out");
 }
 
-std::string metadata_path_for(const std::string& csv_path) {
+std::string path_beside_csv(const std::string& csv_path, const std::string& suffix) {
   const std::string ext = ".csv";
   if (csv_path.size() > ext.size() && csv_path.compare(csv_path.size() - ext.size(), ext.size(), ext) == 0) {
-    return csv_path.substr(0, csv_path.size() - ext.size()) + ".meta.json";
+    return csv_path.substr(0, csv_path.size() - ext.size()) + suffix;
   }
-  return csv_path + ".meta.json";
+  return csv_path + suffix;
 }
+
+std::string metadata_path_for(const std::string& csv_path) { return path_beside_csv(csv_path, ".meta.json"); }
 
 }  // namespace schedlab

@@ -69,5 +69,7 @@ class MetadataFile {
 
 // results/x.csv -> results/x.meta.json
 std::string metadata_path_for(const std::string& csv_path);
+// results/x.csv (or results/x) -> results/x + suffix: the files a run writes beside its CSV.
+std::string path_beside_csv(const std::string& csv_path, const std::string& suffix);
 
 }  // namespace schedlab

@@ -245,6 +245,11 @@ std::string Case::variant() const {
   return label;
 }
 
+bool Case::records_latency() const {
+  if (simulated) return false;
+  return param("latency") == "on" || (workload->measures_requests && workload->measures_requests(workload_params));
+}
+
 nlohmann::json case_json(const Case& c) {
   return {{"scheduler", c.scheduler->name},
           {"scheduler_params", c.scheduler_params},

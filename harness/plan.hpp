@@ -92,6 +92,10 @@ struct Case {
   // "steal-half handoff=off": the scheduler plus the parameters that differ from its defaults,
   // and in an A/B run its build ("steal-half handoff=off build=B").
   std::string variant() const;
+  // Whether its rows may carry a latency distribution (latency_file.hpp): its scheduler records
+  // scheduling delays (--latency on) or its workload measures its requests' latency. Never for
+  // a simulated case (Valgrind's times).
+  bool records_latency() const;
 };
 
 // The builds of an A/B run (Case::build).

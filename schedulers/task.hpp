@@ -85,6 +85,9 @@ struct Task {
   std::atomic<Task*> completion{nullptr};
   std::uint32_t spawned_on = 0;  // processor of the spawner (migration counting)
   std::uint32_t affinity = 0;    // policy-owned: fair binds the task to this processor
+  // When it last became runnable (now_ns), for its scheduling delay; 0 once that delay was
+  // recorded, and always 0 with --latency off (runtime.hpp: mark_runnable, record_delay).
+  std::uint64_t runnable_ns = 0;
 
   // ---- other backends ---------------------------------------------------------------------
   void* backend = nullptr;

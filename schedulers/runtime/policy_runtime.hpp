@@ -37,6 +37,7 @@ class PolicyRuntime final : public FiberRuntime {
     t.spawned_on = w.proc;
     w.stats.add(Counter::tasks_spawned);
     live_.adjust(w.live_batch, +1);
+    mark_runnable(t);
     policy().submit_new(t, &w);
   }
 
@@ -51,7 +52,7 @@ class PolicyRuntime final : public FiberRuntime {
       Task* expected = nullptr;
       if (!child->completion.compare_exchange_strong(expected, &me, std::memory_order_acq_rel,
                                                      std::memory_order_acquire)) {
-        policy().submit_ready(me, &here);
+        ready(me, here);
       }
     });
   }
@@ -62,7 +63,7 @@ class PolicyRuntime final : public FiberRuntime {
       suspend(current_worker(), [this, group = &g](Task& me, Worker& here) {
         group->waiter = &me;
         const std::uint32_t before = group->pending.fetch_or(GroupState::kWaiterBit, std::memory_order_acq_rel);
-        if ((before & GroupState::kCountMask) == 0) policy().submit_ready(me, &here);
+        if ((before & GroupState::kCountMask) == 0) ready(me, here);
       });
     }
     // Every task of the group has finished; nobody else touches the word now.
@@ -72,6 +73,13 @@ class PolicyRuntime final : public FiberRuntime {
 
  private:
   P& policy() noexcept { return static_cast<P&>(*policy_); }
+
+  // A suspended task is runnable again, readied by the task that ran on `from`: through the
+  // hook every runnable task passes (mark_runnable), to the policy.
+  void ready(Task& t, Worker& from) {
+    mark_runnable(t);
+    policy().submit_ready(t, &from);
+  }
 
   // Runs on a pooled fiber. The fiber changes workers in two ways: a task that ran on it
   // suspended and was resumed elsewhere (its body returns on that worker), or the loop switched
@@ -85,6 +93,7 @@ class PolicyRuntime final : public FiberRuntime {
       if (t == nullptr) return;  // shutdown
       SCHEDLAB_ASSERT(w->current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
       if (t->spawned_on != w->proc && t->spawned_on != Worker::kNoProc) w->stats.add(Counter::migrations);
+      if (config_.latency) record_delay(*w, *t);
       if (w->tracing()) w->slice_begin_ns = now_ns();
       if (t->fiber == nullptr) {
         // A new task: run it right here, on this fiber.
@@ -142,7 +151,7 @@ class PolicyRuntime final : public FiberRuntime {
     }
     SCHEDLAB_ASSERT(waiter != nullptr && waiter != Task::kDone, "a task finishes once, and a registered waiter stays");
     t.completion.store(Task::kDone, std::memory_order_release);
-    policy().submit_ready(*waiter, &w);
+    ready(*waiter, w);
   }
 
   void group_task_done(GroupState& g, Worker& w) {
@@ -152,7 +161,7 @@ class PolicyRuntime final : public FiberRuntime {
     if (is_root_group(g)) {
       root_done();
     } else if ((prev & GroupState::kWaiterBit) != 0) {
-      policy().submit_ready(*g.waiter, &w);  // after this the waiter may resume and destroy g
+      ready(*g.waiter, w);  // after this the waiter may resume and destroy g
     }
   }
 };

@@ -17,8 +17,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <thread>
 
+#include "../latency.hpp"
 #include "../stats.hpp"
 #include "../task.hpp"
 #include "../trace.hpp"
@@ -73,6 +75,9 @@ class alignas(64) Worker {
   std::atomic<bool> tracing_flag{false};
   bool tracing() const noexcept { return tracing_flag.load(std::memory_order_relaxed); }
   std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
+  // The scheduling delays of the tasks this worker started or resumed (--latency on, else null;
+  // runtime.hpp: mark_runnable). Written by this worker only; read and cleared between runs.
+  std::unique_ptr<LatencyHistogram> delays;
 
   // Idle accounting around a sleep: parks, idle_ns, and the start of the current sleep so a
   // counter snapshot taken while the worker sleeps includes it.
