@@ -98,7 +98,8 @@ def tiny_presets(path):
 
 
 def quiet_copy(src, dst):
-    """The CSV with its `noisy` and `slow_cpu` cells cleared, and its sidecar beside it."""
+    """The CSV with its `noisy` and `slow_cpu` cells cleared, and its sidecar (and latency file)
+    beside it."""
     with open(src, newline="") as f:
         rows = list(csv.reader(f))
     for name in ("noisy", "slow_cpu"):
@@ -109,6 +110,8 @@ def quiet_copy(src, dst):
     with open(dst, "w", newline="") as f:
         csv.writer(f).writerows(rows)
     shutil.copy(str(src)[:-4] + ".meta.json", str(dst)[:-4] + ".meta.json")
+    if os.path.exists(str(src)[:-4] + ".latency.jsonl"):
+        shutil.copy(str(src)[:-4] + ".latency.jsonl", str(dst)[:-4] + ".latency.jsonl")
 
 
 @unittest.skipUnless(SCHEDLAB and os.access(SCHEDLAB, os.X_OK), "no schedlab binary in $SCHEDLAB")
