@@ -92,7 +92,7 @@ class CentralPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_central(const RuntimeConfig& runtime, const CentralConfig& config) {
-  return std::make_unique<PolicyRuntime<CentralPolicy>>(std::make_unique<CentralPolicy>(config), runtime);
+  return make_policy_runtime(std::make_unique<CentralPolicy>(config), runtime);
 }
 
 }  // namespace schedlab

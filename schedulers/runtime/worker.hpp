@@ -31,7 +31,7 @@
 namespace schedlab {
 
 class FiberRuntime;
-template <class>
+template <class, bool>
 class PolicyRuntime;
 
 class alignas(64) Worker {
@@ -122,7 +122,7 @@ class alignas(64) Worker {
 
  private:
   friend class FiberRuntime;
-  template <class>
+  template <class, bool>
   friend class PolicyRuntime;
 
   const unsigned index_;

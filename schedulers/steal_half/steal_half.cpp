@@ -1101,8 +1101,7 @@ std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
                                            const StealHalfConfig& config) {
   RuntimeConfig with_spares = runtime;
   with_spares.max_threads = config.max_threads;
-  return std::make_unique<PolicyRuntime<StealHalfPolicy>>(
-      std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
+  return make_policy_runtime(std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
 }
 
 }  // namespace schedlab
