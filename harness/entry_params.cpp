@@ -63,6 +63,10 @@ std::vector<ParamSpec> runtime_params() {
                           "a task waiting for a socket parks on the runtime's epoll poller and its worker runs other "
                           "tasks (steal-half: the workers poll, as Go's; fair, central: a poller thread); off: it waits "
                           "in poll(2) inside blocking(), holding its thread (steal-half hands the processor on)"));
+  params.push_back(choice("preempt", kPreemptModes, RuntimeConfig{}.preempt,
+                          "a task that has held its processor for 10 ms (Go's forcePreemptNS) yields at its next safe "
+                          "point, a loop's or a channel or mutex operation's (Go before 1.14: no signal-based "
+                          "preemption), to the back of the queue; off: a task runs until it waits, yields or ends"));
   params.push_back(latency_param(RuntimeConfig{}.latency));
   return params;
 }
@@ -82,6 +86,7 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   c.stack.guard = chosen(p, "stack-guard", kOnOff);
   c.pin = chosen(p, "pin", kOnOff);
   if (p.count("netpoll") != 0) c.netpoll = chosen(p, "netpoll", kOnOff);  // boost-fiber has no poller
+  if (p.count("preempt") != 0) c.preempt = chosen(p, "preempt", kPreemptModes);  // nor preemption
   if (p.count("latency") != 0) c.latency = chosen(p, "latency", kOnOff);
   return c;
 }

@@ -42,6 +42,7 @@ struct Word {
 };
 inline constexpr Word<bool> kOnOff[] = {{true, "on"}, {false, "off"}};
 inline constexpr Word<LocalOrder> kLocalOrders[] = {{LocalOrder::lifo, "lifo"}, {LocalOrder::fifo, "fifo"}};
+inline constexpr Word<bool> kPreemptModes[] = {{true, "safepoint"}, {false, "off"}};
 
 template <class Value, std::size_t N>
 ParamSpec choice(std::string name, const Word<Value> (&words)[N], Value def, std::string help) {
@@ -79,7 +80,8 @@ ParamSpec thread_stack_param();
 ParamSpec latency_param(bool def);
 // stack_params and --pin: every scheduler on the fiber runtime's stacks (boost-fiber too).
 std::vector<ParamSpec> fiber_params();
-// The fiber runtime's own schedulers (a Policy under PolicyRuntime): fiber_params and --netpoll.
+// The fiber runtime's own schedulers (a Policy under PolicyRuntime): fiber_params, --netpoll and
+// --preempt.
 std::vector<ParamSpec> runtime_params();
 // The RuntimeConfig that runtime_params (or fiber_params) resolved to.
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p);

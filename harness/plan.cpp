@@ -151,6 +151,7 @@ std::vector<Case> plan_part(const RunPart& r, unsigned index, const CounterSelec
           if (s->single_threaded && !from_preset) note_single_threaded(*s, r);
           if (simulated && !simulation_runnable(*s, require_counters)) continue;
           if (s->external() && !external_runnable(*s, *w)) continue;
+          if (const std::optional<std::string> why = cannot_run(*s, *w)) throw ParamError(*why);
           for (const ParamValues& sp : combinations(s->params, restrict_to(s->params, r.params), "scheduler " + s->name)) {
             const unsigned threads = s->single_threaded ? 1u : t;
             if (s->validate) s->validate(threads, sp);  // what only a build would find, found now

@@ -185,8 +185,16 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
     if (run.contains("counters")) read_back_ends(run["counters"], at + ": counters", part);
     // Every native block of a preset measures the sequential elision beside its variants, so that
     // each row's speedup and work overhead (row.cpp) have their T_S from the same moment of the
-    // machine. Simulated blocks leave it out: their times are Valgrind's and enter no ratio.
-    if (!part.simulated &&
+    // machine. Simulated blocks leave it out: their times are Valgrind's and enter no ratio; so
+    // do the workloads that have no elision (tasks that wait for each other's sends).
+    const bool elidable = std::none_of(part.workloads.begin(), part.workloads.end(), [](const std::string& w) {
+      try {
+        return cannot_run(find_scheduler(kElisionName), find_workload(w)).has_value();
+      } catch (const ParamError&) {
+        return false;  // an unknown workload: plan() below names it, with the preset
+      }
+    });
+    if (!part.simulated && elidable &&
         std::find(part.schedulers.begin(), part.schedulers.end(), kElisionName) == part.schedulers.end()) {
       part.schedulers.push_back(kElisionName);
     }

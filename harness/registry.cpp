@@ -44,6 +44,9 @@ std::vector<SchedulerEntry> harness_entries(const std::vector<WorkloadEntry>& wo
                          "measure it in every block; add --scheduler elision to a run for them); one thread",
                          {pin_param(kPinByDefault)}, {}, /*single_threaded=*/true, SchedulerKind::elision};
   elision.rank = 70;
+  elision.cannot_wait_channels =
+      "the sequential elision runs every task as a plain call, to its end, so a task waiting for another's send "
+      "would wait for ever (a program of tasks that hand values to each other has no sequential elision)";
   // The real thing: Go's own runtime running the same programs (workloads/go), GOMAXPROCS =
   // --threads, for the workloads that declare a Go twin.
   std::string twins;
@@ -133,6 +136,27 @@ std::optional<std::string> missing_from_this_build(const std::string& name) {
     if (e.name == name) return e.missing;
   }
   return std::nullopt;
+}
+
+namespace {
+// The entry's reason for refusing what w's tasks wait on, or nullptr.
+const std::string* refusal(const SchedulerEntry& s, const WorkloadEntry& w) {
+  const std::string* why = w.waits == TaskWaits::channels ? &s.cannot_wait_channels
+                           : w.waits == TaskWaits::locks  ? &s.cannot_wait_locks
+                                                          : nullptr;
+  return why != nullptr && !why->empty() ? why : nullptr;
+}
+}  // namespace
+
+std::optional<std::string> cannot_run(const SchedulerEntry& s, const WorkloadEntry& w) {
+  const std::string* why = refusal(s, w);
+  if (why == nullptr) return std::nullopt;
+  std::string others;
+  for (const SchedulerEntry& e : scheduler_registry()) {
+    if (e.name != s.name && !e.example && refusal(e, w) == nullptr) others += (others.empty() ? "" : ", ") + e.name;
+  }
+  return "scheduler " + s.name + " cannot run workload " + w.name + ": " + *why + "; choose another scheduler (" +
+         others + ")";
 }
 
 const SchedulerEntry& find_scheduler(const std::string& name) {

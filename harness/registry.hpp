@@ -35,6 +35,14 @@ enum class SchedulerKind {
                // `make` is empty
 };
 
+// What a workload's tasks wait for besides their joins (api.hpp): a backend that cannot park a
+// task is refused the workloads whose tasks wait on something it cannot park them on.
+enum class TaskWaits {
+  joins,     // only joins and wait groups (every backend)
+  locks,     // also a locked Mutex: its waiter parks (a task never waits while holding one)
+  channels,  // also channels: a task waits for another's send or receive
+};
+
 struct SchedulerEntry {
   std::string name;
   std::string summary;
@@ -65,6 +73,11 @@ struct SchedulerEntry {
   // Non-empty: the scheduler is missing from this build, and why (a backend whose library the
   // build left out). Such an entry is not in scheduler_registry().
   std::string missing;
+  // Why the scheduler cannot run a workload whose tasks wait on a locked mutex, or on a
+  // channel (WorkloadEntry::waits); empty: it can. plan() refuses such a case before anything
+  // runs, with this reason (cannot_run below).
+  std::string cannot_wait_locks;
+  std::string cannot_wait_channels;
 };
 
 // The names of the peers, in registry order.
@@ -92,7 +105,13 @@ struct WorkloadEntry {
   std::function<bool(const ParamValues& params)> measures_requests;
   // schedlab_gbench's values where they differ from the defaults (smaller trees).
   ParamValues gbench_defaults;
+  // What its tasks wait on besides joins: the schedulers that cannot park them refuse it.
+  TaskWaits waits = TaskWaits::joins;
 };
+
+// Why scheduler `s` cannot run workload `w` ("scheduler X cannot run workload Y: ..."), or
+// nullopt when it can.
+std::optional<std::string> cannot_run(const SchedulerEntry& s, const WorkloadEntry& w);
 
 const std::vector<SchedulerEntry>& scheduler_registry();
 const std::vector<WorkloadEntry>& workload_registry();

@@ -28,10 +28,10 @@ std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
 
 const char* kNeverEmpty = "never";
 const char* kSchedulerUnobserved =
-    "the scheduler does not observe it (tbb and openmp report only tasks and migrations, "
-    "boost-fiber and boost-fiber-shared tasks, migrations, suspensions, threads and stacks, "
-    "os-threads no parks, unparks, idle time or migrations, go-runtime only threads_created), or the build has "
-    "SCHEDLAB_STATS=OFF";
+    "the scheduler does not observe it (tbb reports only tasks, migrations and the channel and mutex parks and "
+    "readies, openmp only tasks and migrations, boost-fiber and boost-fiber-shared tasks, migrations, suspensions, "
+    "threads, stacks, lock parks and yields, os-threads no parks, unparks, idle time, migrations or preemptions, "
+    "go-runtime only threads_created), or the build has SCHEDLAB_STATS=OFF";
 const char* kOtherProcess = "go-runtime rows (the program runs in another process)";
 
 void identification(std::vector<Column>& s) {

@@ -12,25 +12,41 @@
 //   schedlab::Socket s(fd);                             // a non-blocking socket tasks wait on:
 //   auto r = schedlab::Tasks::read_full(s, buf, n);     // all n bytes, parked while none come
 //
-// Under the fiber schedulers a task that joins an unfinished task suspends and its worker thread
-// runs other tasks. Under tbb a join is a task_group wait, under os-threads a thread join, under
-// serial spawn is a plain call. Workloads cannot tell which is running them. (The end of this
-// file has the execution types a workload's body is written over, Tasks and Elision.)
+//   schedlab::Channel<int> ch;                          // Go's chan int (unbuffered; Channel<int>(N): buffered)
+//   ch.send(7);                                         // parks until a receiver takes it
+//   std::optional<int> v = ch.recv();                   // parks until a value comes; nullopt once closed
+//   schedlab::Mutex m;                                  // Go's sync.Mutex: a waiter parks
+//   schedlab::yield();                                  // Go's runtime.Gosched
+//   schedlab::safepoint();                              // where a long task may be preempted
+//
+// Under the fiber schedulers a task that joins an unfinished task, or waits on a channel or a
+// locked mutex, suspends and its worker thread runs other tasks. Under tbb a join is a
+// task_group wait, under os-threads a thread join, under serial spawn is a plain call. Workloads
+// cannot tell which is running them. (The end of this file has the execution types a workload's
+// body is written over, Tasks and Elision.)
 //
 // Rules: a JoinHandle or WaitGroup joins in its destructor if nobody did (so the structure is
 // always a tree and run() returning means every task is done). An exception that nobody joined
 // is reported by Scheduler::run() as an error rather than dropped. WaitGroup::go() may be called
 // by the task that owns the group and by the group's own tasks while they run (a task that adds
-// its successor before it finishes keeps the count above zero, as with Go's wg.Add).
+// its successor before it finishes keeps the count above zero, as with Go's wg.Add). Channels
+// and mutexes are made inside a run and used by its tasks; a backend that cannot park a task
+// (openmp; serial and the elision for channels) is refused the workloads that need one before
+// they start (SchedulerEntry::cannot_wait).
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "assert.hpp"
+#include "safepoint.hpp"
 #include "scheduler.hpp"
 
 namespace schedlab {
@@ -170,12 +186,14 @@ class JoinHandle {
   detail::TaskWithResult<R>* task_ = nullptr;
 };
 
-// Starts `f` as a new task and returns its handle.
+// Starts `f` as a new task and returns its handle. A safe point (safepoint.hpp), as Go's `go`
+// statement is a call (newproc) with a prologue check.
 template <class F>
 auto spawn(F&& f) {
   using Fn = std::decay_t<F>;
   using R = std::invoke_result_t<Fn&>;
   static_assert(!std::is_reference_v<R>, "a task returns a value, not a reference");
+  safepoint();
   Scheduler& s = detail::active_or_throw();
   auto* t = new detail::TaskWith<Fn, R>(Fn(std::forward<F>(f)));
   s.spawn(*t);
@@ -197,10 +215,12 @@ class WaitGroup {
     if (state_.first_error) detail::note_unobserved_exception();
   }
 
+  // A safe point, as spawn().
   template <class F>
   void go(F&& f) {
     using Fn = std::decay_t<F>;
     static_assert(std::is_void_v<std::invoke_result_t<Fn&>>, "WaitGroup tasks return void");
+    safepoint();
     Scheduler& s = detail::active_or_throw();
     auto* t = new detail::TaskWith<Fn, void>(Fn(std::forward<F>(f)));
     t->group = &state_;
@@ -234,6 +254,74 @@ auto blocking(F&& f) {
   } end{s};
   return std::forward<F>(f)();
 }
+
+// ---- Channels, a mutex, yield: Go's other scheduling points -----------------------------------
+//
+// A task that waits on a channel or a locked mutex parks: under the fiber schedulers it holds
+// no thread, and whoever sends it a value or unlocks the mutex readies it the way Go's ready()
+// does (steal-half: into the readier's processor's runnext, so that the pair runs on one
+// processor, back to back). sync/go_channel.hpp and sync/go_mutex.hpp are Go's algorithms;
+// boost-fiber uses Boost.Fiber's own channels and mutex, os-threads parks a thread on a
+// condition variable, tbb suspends the task (oneTBB's resumable tasks). A program whose every
+// task waits on something no running task can ever send or unlock is stopped with a
+// DeadlockError naming each parked task and what it waits on (Go: "all goroutines are asleep -
+// deadlock!"), and its tasks unwind: each parked operation throws DeadlockError.
+
+// Go's chan T: unbuffered (capacity 0: a send waits for a receiver) or buffered (a send waits
+// only while `capacity` values are queued). T is copied as bytes: a trivially copyable value of
+// at most 64 bytes (an int, a pointer, a small struct; send an index or a pointer for more).
+// `name` appears in the deadlock report. Made and used inside a run; move-only.
+template <class T>
+class Channel {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 64,
+                "a Channel carries trivially copyable values of at most 64 bytes (copied as bytes, as Go "
+                "copies a channel's elements); send an index or a pointer to bigger things");
+
+ public:
+  explicit Channel(std::size_t capacity = 0, std::string name = {})
+      : core_(detail::active_or_throw().make_channel(capacity, sizeof(T), std::move(name))) {}
+
+  // Go's ch <- v: parks until a receiver takes v or the buffer has room. A safe point. Throws
+  // std::logic_error on a closed channel (Go panics).
+  void send(const T& v) {
+    safepoint();
+    core_->send(&v);
+  }
+  // Go's v, ok := <-ch: parks until a value comes; nullopt once the channel is closed and every
+  // buffered value taken. A safe point.
+  std::optional<T> recv() {
+    safepoint();
+    alignas(T) std::byte raw[sizeof(T)];
+    if (!core_->recv(raw)) return std::nullopt;
+    return std::bit_cast<T>(raw);
+  }
+  // Go's close(ch): parked receivers get nullopt, parked senders throw. Throws std::logic_error
+  // if it is closed already.
+  void close() { core_->close(); }
+
+ private:
+  std::unique_ptr<ChannelCore> core_;
+};
+
+// Go's sync.Mutex (which of its rules each backend keeps: sync/go_mutex.hpp, README). A waiter
+// parks; lock() is a safe point. Use it with std::lock_guard. Made and used inside a run.
+class Mutex {
+ public:
+  explicit Mutex(std::string name = {}) : core_(detail::active_or_throw().make_mutex(std::move(name))) {}
+  void lock() {
+    safepoint();
+    core_->lock();
+  }
+  bool try_lock() { return core_->try_lock(); }
+  void unlock() { core_->unlock(); }
+
+ private:
+  std::unique_ptr<MutexCore> core_;
+};
+
+// Go's runtime.Gosched: the calling task goes to the back of the queue (the global queue under
+// steal-half) and its processor runs the others first.
+inline void yield() { detail::active_or_throw().yield(); }
 
 // ---- Waiting for a socket -------------------------------------------------------------------
 //
@@ -352,6 +440,10 @@ struct Tasks {
   static IoResult write_full(Socket& s, const void* buf, std::size_t n) {
     return detail::write_full(s, buf, n, &detail::task_wait);
   }
+  template <class T>
+  using Channel = schedlab::Channel<T>;
+  using Mutex = schedlab::Mutex;
+  static void yield() { schedlab::yield(); }
 };
 
 namespace detail {
@@ -398,6 +490,17 @@ struct Elision {
   static IoResult write_full(Socket& s, const void* buf, std::size_t n) {
     return detail::write_full(s, buf, n, &detail::kernel_wait);
   }
+  // A sequential program needs no lock: one task runs at a time and finishes its critical
+  // section before the next starts, so the elision's mutex is nothing at all. A program whose
+  // tasks wait for each other's sends has no sequential elision (no Channel here): it is refused
+  // (SchedulerEntry::cannot_wait).
+  struct Mutex {
+    explicit Mutex(const std::string& = {}) {}
+    void lock() {}
+    bool try_lock() { return true; }
+    void unlock() {}
+  };
+  static void yield() {}
 };
 
 }  // namespace schedlab

@@ -42,6 +42,14 @@ enum class Counter : std::size_t {
   netpoll_readied,
   netpoll_polls,
   netpoll_blocked_ns,
+  chan_parks,
+  chan_readies,
+  lock_parks,
+  lock_readies,
+  ready_runnext,
+  ready_runnext_stolen,
+  yields,
+  preemptions,
   count
 };
 
@@ -71,7 +79,8 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"migrations", "tasks",
      "a task started or resumed on another processor than the one that spawned it"},
     {"fiber_switches", "switches", "stack switches (suspend and resume of a task's fiber)"},
-    {"suspensions", "events", "joins and waits that had to suspend the task"},
+    {"suspensions", "events",
+     "joins and waits that had to suspend the task, parks on a channel or mutex, yields and preemptions"},
     {"parks", "events", "a worker thread went to sleep"},
     {"unparks", "events", "a sleeping worker thread was woken"},
     {"idle_ns", "ns", "summed time worker threads spent parked"},
@@ -105,6 +114,22 @@ inline constexpr std::array<CounterInfo, kCounterCount> kCounters = {{
     {"netpoll_blocked_ns", "ns",
      "summed time a thread spent blocked in the network poller's epoll_wait (steal-half: an idle "
      "worker, also counted in idle_ns; fair, central: their poller thread)"},
+    {"chan_parks", "events",
+     "tasks parked on a channel: a send with no receiver waiting and no room in the buffer, or a receive with "
+     "nothing to take"},
+    {"chan_readies", "events",
+     "parked tasks a channel operation made runnable again (a send or receive that met them, or a close)"},
+    {"lock_parks", "events", "tasks parked on a locked mutex (after spinning, where the scheduler allows it)"},
+    {"lock_readies", "events", "parked tasks an unlock made runnable again"},
+    {"ready_runnext", "events",
+     "steal-half: channel and mutex readies that went into the readier's processor's runnext, to run next "
+     "there (Go's ready)"},
+    {"ready_runnext_stolen", "tasks",
+     "steal-half: of those, tasks a thief took from runnext before their processor ran them"},
+    {"yields", "events", "tasks that let the others run through yield() (Go's Gosched)"},
+    {"preemptions", "events",
+     "tasks that yielded at a safe point because the monitor found them running for 10 ms (Go's "
+     "forcePreemptNS; --preempt safepoint)"},
 }};
 
 constexpr std::string_view counter_name(Counter c) {

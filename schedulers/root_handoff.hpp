@@ -6,6 +6,7 @@
 // and waits for it. Two thread wake-ups per run, a few microseconds here.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -19,14 +20,23 @@ class RootHandOff {
   using Root = std::function<void()>;
 
   // The harness thread: has `root` run by the serving thread, waits for it, and rethrows what it
-  // threw. One run at a time.
-  void run(const Root& root) {
+  // threw. One run at a time. `watch`, if given, is called every 100 ms while the root runs
+  // (a deadlock watch), without the lock.
+  void run(const Root& root, const std::function<void()>& watch = nullptr) {
     std::unique_lock lock(mutex_);
     root_ = &root;
     error_ = nullptr;
     done_ = false;
     changed_.notify_all();
-    changed_.wait(lock, [this] { return done_; });
+    while (!done_) {
+      if (!watch) {
+        changed_.wait(lock, [this] { return done_; });
+      } else if (!changed_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
+        lock.unlock();
+        watch();
+        lock.lock();
+      }
+    }
     root_ = nullptr;
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "errno_text.hpp"
+#include "sync/go_channel.hpp"
+#include "sync/go_mutex.hpp"
 
 namespace schedlab {
 namespace {
@@ -18,6 +20,10 @@ std::atomic<std::uint64_t> g_unobserved{0};
 
 namespace detail {
 void note_unobserved_exception() noexcept { g_unobserved.fetch_add(1, std::memory_order_relaxed); }
+
+void preempt_slow() {
+  if (Scheduler* s = active_scheduler()) s->preempt_point();
+}
 
 void wait_in_kernel(int fd, IoWait what) {
   pollfd p{fd, static_cast<short>(what == IoWait::readable ? POLLIN : POLLOUT), 0};
@@ -49,6 +55,36 @@ void Scheduler::io_wait(int fd, PollDesc* /*desc*/, IoWait what) {
     ~End() { s.blocking_end(); }
   } end{*this};
   detail::wait_in_kernel(fd, what);
+}
+
+std::unique_ptr<ChannelCore> Scheduler::make_channel(std::size_t capacity, std::size_t elem_size, std::string name) {
+  return std::make_unique<GoChannel>(*this, capacity, elem_size, std::move(name));
+}
+
+std::unique_ptr<MutexCore> Scheduler::make_mutex(std::string name) {
+  return std::make_unique<GoMutex>(*this, std::move(name));
+}
+
+void Scheduler::park(Waiter& /*w*/, void (*unlock)(void*), void* lock) {
+  unlock(lock);
+  throw std::logic_error("this scheduler cannot park a task, so a task cannot wait on a channel or a locked mutex "
+                         "under it (schedlab run refuses such workloads for it before they start)");
+}
+
+void Scheduler::ready(Waiter& /*w*/) {
+  throw std::logic_error("this scheduler cannot park a task, so it has none to ready");
+}
+
+std::string Scheduler::report_and_abandon_sync_waits(const std::string& header, const std::string& detail) {
+  std::size_t parked = 0;
+  const std::string waits = sync_registry_.describe_waiters(&parked);
+  if (parked == 0) return {};
+  std::string report = header + " (Go: \"all goroutines are asleep - deadlock!\"): " + std::to_string(parked) +
+                       " task(s) parked on a channel or mutex that no running task can ready; the run is stopped "
+                       "and its tasks unwound (a workload or scheduler bug, not a slow run):" +
+                       waits + detail;
+  sync_registry_.abandon_all(*this);
+  return report;
 }
 
 void Scheduler::run(const std::function<void()>& root) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +21,9 @@
 
 #include "counters.hpp"
 #include "latency.hpp"
+#include "safepoint.hpp"
+#include "sync/sync_object.hpp"
+#include "sync/waiter.hpp"
 #include "task.hpp"
 #include "trace.hpp"
 
@@ -43,7 +47,9 @@ struct SchedSnapshot {
 };
 
 // Every worker has been asleep for a while, the root has not finished and nothing can wake
-// anyone: the run can never end. what() says how many tasks were stuck where.
+// anyone: the run can never end. what() says how many tasks were stuck where, and which task
+// waits on which channel or mutex. Also what a channel or mutex operation throws inside a task
+// when the deadlock watch gives up on it (SyncObject::abandon).
 class DeadlockError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -137,6 +143,35 @@ class Scheduler {
   // Throws std::system_error if poll(2) fails.
   virtual void io_wait(int fd, PollDesc* desc, IoWait what);
 
+  // ---- synchronisation (api.hpp: Channel, Mutex, yield, safepoint; sync/) -------------------
+  // A channel of `capacity` values (0: unbuffered) of `elem_size` bytes, and a mutex. The
+  // defaults are Go's algorithms over park() and ready() (sync/go_channel.hpp, go_mutex.hpp); a
+  // backend with channels and mutexes of its own (boost-fiber) overrides them.
+  virtual std::unique_ptr<ChannelCore> make_channel(std::size_t capacity, std::size_t elem_size, std::string name);
+  virtual std::unique_ptr<MutexCore> make_mutex(std::string name);
+  // Parks the calling task on `w`, which the caller has queued on a channel or mutex under that
+  // object's lock: calls unlock(lock) once the task can no longer miss a ready(w) (its context
+  // saved, its sleep set up), and returns once ready(w) has been called. The default throws
+  // std::logic_error: a backend that cannot park a task (openmp, serial) is refused the
+  // workloads that wait (SchedulerEntry::cannot_wait) before they run, so only a direct use of
+  // the API gets here.
+  virtual void park(Waiter& w, void (*unlock)(void*), void* lock);
+  // Makes the task parked on `w` runnable again (Go's ready), called by the task that took `w`
+  // off its object's queue, after letting the object's lock go (or by the deadlock watch, from
+  // outside any task). steal-half puts it in the caller's processor's runnext.
+  virtual void ready(Waiter& w);
+  // The calling task lets the others run (Go's Gosched: it goes to the back of the global run
+  // queue). The default does nothing: there is no queue to go back to (serial, tbb).
+  virtual void yield() {}
+  // safepoint()'s slow path (safepoint.hpp): the calling task yields if its scheduler's
+  // monitor marked its time slice as over (--preempt safepoint). The default does nothing.
+  virtual void preempt_point() {}
+  // Whether a task that finds a mutex locked may spin a round before it parks (Go's
+  // runtime_canSpin: more than one processor, some other one running, nothing queued here).
+  virtual bool may_spin(int /*iteration*/) const { return false; }
+  // The live channels and mutexes of this scheduler, for the deadlock watch.
+  SyncRegistry& sync_registry() noexcept { return sync_registry_; }
+
  protected:
   // A backend whose join() of a finished task releases something (a thread to reap, a fiber
   // handle) leaves this true; the others clear it in their constructor.
@@ -144,6 +179,17 @@ class Scheduler {
 
   // Backend part of run(): run root to completion on this scheduler's threads.
   virtual void run_root(const std::function<void()>& root) = 0;
+
+  // The deadlock watch of a backend whose tasks may wait on channels and mutexes, once it has
+  // seen every task asleep with nothing that could wake one: the report naming each parked task
+  // and what it waits on (`detail` appended), after which every parked task is readied as
+  // abandoned (its operation throws DeadlockError, and the tasks unwind). Returns the report
+  // for run_root to throw once the root has finished; "" when no task is parked on a channel or
+  // mutex (the stuck tasks wait on something else, which the backend reports itself).
+  std::string report_and_abandon_sync_waits(const std::string& header, const std::string& detail);
+
+ private:
+  SyncRegistry sync_registry_;
 };
 
 namespace detail {

@@ -9,6 +9,8 @@
 // its own counters (the fiber runtime's workers, serial, tbb's arena slots) uses it.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,6 +22,14 @@
 #endif
 
 namespace schedlab {
+
+// CPU time (user + system) a thread has used, by its clock (pthread_getcpuclockid, or
+// CLOCK_THREAD_CPUTIME_ID for the caller's); 0 if it cannot be read.
+inline std::uint64_t thread_cpu_ns(clockid_t clock) noexcept {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 // The steady clock in nanoseconds: idle and spinning durations, trace timestamps.
 inline std::uint64_t now_ns() noexcept {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "api.hpp"
 #include "registry.hpp"
 #include "runtime/conformance.hpp"
 #include "runtime/policy_runtime.hpp"
@@ -19,11 +20,14 @@ namespace {
 
 constexpr std::chrono::milliseconds kPatience{20000};
 
-// Runs a few small workloads (fork-join, a wait group, sockets) on `s`.
+// Runs a few small workloads (fork-join, a wait group, sockets, channels, a mutex) on `s`, and
+// tasks that yield.
 void exercise(Scheduler& s) {
   for (const auto& [name, params] : std::vector<std::pair<std::string, ParamValues>>{
            {"fib-go", {{"n", "12"}}}, {"loops", {{"tasks", "50"}, {"iters", "1000"}}},
-           {"netmix", {{"conns", "3"}, {"requests", "3"}, {"iters", "100"}}}}) {
+           {"netmix", {{"conns", "3"}, {"requests", "3"}, {"iters", "100"}}},
+           {"pingpong", {{"pairs", "2"}, {"rounds", "200"}}},
+           {"lockmix", {{"tasks", "4"}, {"ops", "200"}, {"hold", "50"}, {"between", "20"}}}}) {
     const WorkloadEntry& w = find_workload(name);
     auto work = w.make(resolve_params(w.params, params, "workload " + name));
     work->prepare();
@@ -31,6 +35,14 @@ void exercise(Scheduler& s) {
     EXPECT_EQ(work->check(), "") << name;
     work->cleanup();
   }
+  s.run([] {
+    WaitGroup wg;
+    for (int t = 0; t < 4; ++t) {
+      wg.go([] {
+        for (int i = 0; i < 10; ++i) yield();
+      });
+    }
+  });
 }
 
 TEST(PolicyConformance, EveryRegisteredPolicyKeepsTheContract) {
@@ -52,13 +64,21 @@ TEST(PolicyConformance, EveryRegisteredPolicyKeepsTheContract) {
 }
 
 // A one-queue policy (central's shape) that skips one duty of the contract, or none.
-enum class Skip { nothing, idle_accounting, root_push, pop_count };
+enum class Skip { nothing, idle_accounting, root_push, pop_count, yield_push };
 
 template <Skip kSkip>
 class SkippingPolicy final : public Policy {
  public:
   void submit_new(Task& t, Worker* from) override { push(t, from); }
   void submit_ready(Task& t, Worker* from) override { push(t, from); }
+  void submit_yield(Task& t, Worker* from) override {
+    if constexpr (kSkip == Skip::yield_push) {
+      std::lock_guard lock(mutex_);  // the omission: a yield's push goes uncounted
+      queue_.push_back(&t);
+    } else {
+      push(t, from);
+    }
+  }
   Task* next(Worker& w) override {
     std::unique_lock lock(mutex_);
     while (queue_.empty()) {
@@ -135,6 +155,13 @@ TEST(PolicyConformance, APolicySkippingTheRootsPushFailsNamingIt) {
   exercise(*rt);
   const std::string problems = policy_counter_problems(rt->counters());
   EXPECT_NE(problems.find("the root's (from == nullptr) too"), std::string::npos) << problems;
+}
+
+TEST(PolicyConformance, APolicySkippingAYieldsPushFailsNamingIt) {
+  auto rt = skipping_runtime<Skip::yield_push>(1);  // one worker: nobody sleeps while a yield is queued
+  exercise(*rt);
+  const std::string problems = policy_counter_problems(rt->counters());
+  EXPECT_NE(problems.find("pushes:"), std::string::npos) << problems;
 }
 
 TEST(PolicyConformance, APolicySkippingItsPopsFailsNamingIt) {

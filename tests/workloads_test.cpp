@@ -84,6 +84,11 @@ TEST_P(EveryWorkload, ComputesTheExactResultRunningEveryTaskOnce) {
   const WorkloadEntry& entry = find_workload(GetParam().workload);
   const SchedulerEntry& s = find_scheduler(GetParam().scheduler);
   ASSERT_FALSE(entry.test_params.empty()) << "workload " << entry.name << " declares no test_params in its entry";
+  if (const std::optional<std::string> why = cannot_run(s, entry)) {
+    // Refused before any run (plan), with the reason: tests/cli checks the command line's refusal.
+    EXPECT_NE(why->find("choose another scheduler"), std::string::npos) << *why;
+    return;
+  }
   for (const ParamValues& given : entry.test_params) {
     SCOPED_TRACE(entry.name + " " + describe(entry.params, given));
     auto work = entry.make(resolve_params(entry.params, given, "workload " + entry.name));

@@ -24,6 +24,15 @@
 //               other ready fibers wait (Boost.Fiber has no hand-off).
 //   socket wait poll(2) on the thread (Scheduler::io_wait's default): Boost.Fiber has no poller
 //               (Boost.Asio integration is left to the user), so its other fibers wait too.
+//   channels    Boost.Fiber's own: unbuffered_channel for capacity 0, buffered_channel for more
+//               (BoostChannel below). A buffered_channel's capacity is a power of two of which it
+//               holds one less, so a channel asked for N gets the smallest that holds N
+//               (1023: 1024, exactly); a send parks only past that. Values travel in a slot of
+//               8, 16, 32 or 64 bytes, the smallest that holds the element;
+//   mutex       Boost.Fiber's timed_mutex (BoostMutex below): a waiter parks in its queue and
+//               an unlock readies the first (no spinning, no starvation mode: Boost's rules);
+//               it waits in rounds of 100 ms, so that a deadlock's waits can be abandoned;
+//   yield       boost::this_fiber::yield();
 //
 // Set-up, and where it departs from skynet:
 //   - Algorithms: skynet uses algo::work_stealing / algo::shared_work themselves. In Boost 1.74
@@ -73,27 +82,40 @@
 //
 // Counters: tasks spawned and executed, migrations (a fiber started by another thread than its
 // spawner's; one resumed elsewhere after a join is not seen), suspensions (joins of an
-// unfinished fiber, waits on an unfinished group), threads, stacks allocated. Boost does not
-// expose its queues, steals, switches or idle time: those are not measured.
+// unfinished fiber, waits on an unfinished group), threads, stacks allocated, lock_parks (a
+// lock that found the mutex taken) and yields. Boost does not expose its queues, steals,
+// switches, idle time or which channel operation parked: those are not measured.
+//
+// Deadlocks: every live fiber blocked in a channel operation, a lock, a join or a wait for a
+// second with nothing finishing (sync/blocked_watch.hpp) is reported naming the channels and
+// mutexes they wait on; the channels are then closed and the locks give up (each throws
+// DeadlockError), so that the fibers unwind.
 #include "boost_fiber.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/buffered_channel.hpp>
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/detail/context_spinlock_queue.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/mutex.hpp>
+#include <boost/fiber/operations.hpp>
 #include <boost/fiber/scheduler.hpp>
+#include <boost/fiber/timed_mutex.hpp>
 #include <boost/fiber/type.hpp>
+#include <boost/fiber/unbuffered_channel.hpp>
 #include <boost/intrusive_ptr.hpp>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <optional>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -108,6 +130,7 @@
 #include "../memory_budget.hpp"
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
+#include "../sync/blocked_watch.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -443,6 +466,149 @@ struct GroupSync {
   bf::condition_variable done;
 };
 
+// ---- channels and mutexes: Boost.Fiber's own ---------------------------------------------------
+
+// What a BoostChannel carries: an element's bytes (Channel<T> requires a trivially copyable T).
+template <std::size_t N>
+struct Slot {
+  alignas(std::max_align_t) unsigned char bytes[N];
+};
+
+// A task blocked inside one of Boost's channel or mutex operations, counted for the deadlock
+// watch and for the report (`waiting`: this object's).
+class BlockedIn {
+ public:
+  BlockedIn(BlockedWatch& watch, std::atomic<std::uint32_t>& waiting) : watch_(watch), waiting_(waiting) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
+    watch_.block();
+  }
+  ~BlockedIn() {
+    watch_.unblock();
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  BlockedIn(const BlockedIn&) = delete;
+  BlockedIn& operator=(const BlockedIn&) = delete;
+
+ private:
+  BlockedWatch& watch_;
+  std::atomic<std::uint32_t>& waiting_;
+};
+
+// Boost.Fiber's unbuffered_channel (capacity 0) or buffered_channel, for elements of up to N bytes.
+template <std::size_t N>
+class BoostChannel final : public ChannelCore {
+ public:
+  BoostChannel(Scheduler& s, BlockedWatch& watch, std::size_t capacity, std::size_t elem_size, std::string name)
+      : ChannelCore(s, "channel", std::move(name)), watch_(watch), elem_size_(elem_size), capacity_(capacity) {
+    if (capacity == 0) {
+      unbuffered_.emplace();
+    } else {
+      buffered_.emplace(std::bit_ceil(capacity + 1));  // holds one less than its size
+    }
+  }
+  ~BoostChannel() override { leave_registry(); }
+
+  void send(const void* value) override {
+    Slot<N> slot;
+    std::memcpy(slot.bytes, value, elem_size_);
+    bf::channel_op_status status;
+    {
+      const BlockedIn blocked(watch_, senders_);
+      status = unbuffered_ ? unbuffered_->push(slot) : buffered_->push(slot);
+    }
+    if (abandoned_.load(std::memory_order_acquire)) throw_abandoned(*this, WaitKind::send);
+    if (status == bf::channel_op_status::closed) throw std::logic_error("send on closed " + label());
+  }
+  bool recv(void* out) override {
+    Slot<N> slot;
+    bf::channel_op_status status;
+    {
+      const BlockedIn blocked(watch_, receivers_);
+      status = unbuffered_ ? unbuffered_->pop(slot) : buffered_->pop(slot);
+    }
+    if (status == bf::channel_op_status::success) {
+      std::memcpy(out, slot.bytes, elem_size_);
+      return true;
+    }
+    if (abandoned_.load(std::memory_order_acquire)) throw_abandoned(*this, WaitKind::recv);
+    return false;
+  }
+  void close() override {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) throw std::logic_error("close of closed " + label());
+    if (unbuffered_) {
+      unbuffered_->close();
+    } else {
+      buffered_->close();
+    }
+  }
+  // Boost keeps its waiters to itself: the tasks inside this channel's operations, counted.
+  std::size_t describe_waiters(std::string& out) const override {
+    const std::uint32_t senders = senders_.load(std::memory_order_relaxed);
+    const std::uint32_t receivers = receivers_.load(std::memory_order_relaxed);
+    const std::string what = label() + " (" + (capacity_ == 0 ? std::string("unbuffered") : "buffered") + ")";
+    if (senders != 0) out += "\n  " + std::to_string(senders) + " task(s): send on " + what;
+    if (receivers != 0) out += "\n  " + std::to_string(receivers) + " task(s): receive from " + what;
+    return senders + receivers;
+  }
+  // Closing the channel wakes every waiter; each sees the mark and throws.
+  void abandon(std::vector<Waiter*>&) override {
+    abandoned_.store(true, std::memory_order_release);
+    if (!closed_.exchange(true, std::memory_order_acq_rel)) {
+      if (unbuffered_) {
+        unbuffered_->close();
+      } else {
+        buffered_->close();
+      }
+    }
+  }
+
+ private:
+  BlockedWatch& watch_;
+  const std::size_t elem_size_;
+  const std::size_t capacity_;
+  std::optional<bf::unbuffered_channel<Slot<N>>> unbuffered_;
+  std::optional<bf::buffered_channel<Slot<N>>> buffered_;
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> abandoned_{false};
+  std::atomic<std::uint32_t> senders_{0};
+  std::atomic<std::uint32_t> receivers_{0};
+};
+
+// Boost.Fiber's timed_mutex. A lock that finds it taken parks in Boost's queue, in rounds of
+// kLockRound so that the deadlock watch can abandon it (a round costs a timer entry in the
+// fiber's scheduler, nothing while the mutex is free).
+class BoostMutex final : public MutexCore {
+ public:
+  BoostMutex(Scheduler& s, BlockedWatch& watch, std::atomic<std::uint64_t>& parks, std::string name)
+      : MutexCore(s, "mutex", std::move(name)), watch_(watch), parks_(parks) {}
+  ~BoostMutex() override { leave_registry(); }
+
+  void lock() override {
+    if (mutex_.try_lock()) return;
+    parks_.fetch_add(1, std::memory_order_relaxed);
+    const BlockedIn blocked(watch_, waiting_);
+    while (!mutex_.try_lock_until(std::chrono::steady_clock::now() + kLockRound)) {
+      if (abandoned_.load(std::memory_order_acquire)) throw_abandoned(*this, WaitKind::lock);
+    }
+  }
+  bool try_lock() override { return mutex_.try_lock(); }
+  void unlock() override { mutex_.unlock(); }
+  std::size_t describe_waiters(std::string& out) const override {
+    const std::uint32_t n = waiting_.load(std::memory_order_relaxed);
+    if (n != 0) out += "\n  " + std::to_string(n) + " task(s): lock of " + label();
+    return n;
+  }
+  void abandon(std::vector<Waiter*>&) override { abandoned_.store(true, std::memory_order_release); }
+
+ private:
+  static constexpr std::chrono::milliseconds kLockRound{100};
+  BlockedWatch& watch_;
+  std::atomic<std::uint64_t>& parks_;  // the scheduler's lock_parks
+  bf::timed_mutex mutex_;
+  std::atomic<bool> abandoned_{false};
+  std::atomic<std::uint32_t> waiting_{0};
+};
+
 class BoostFiberScheduler final : public Scheduler {
  public:
   explicit BoostFiberScheduler(const BoostFiberConfig& config)
@@ -484,7 +650,25 @@ class BoostFiberScheduler final : public Scheduler {
     }
     c.set(Counter::threads_created, config_.threads);
     c.set(Counter::stacks_allocated, stacks_.mapped());
+    c.set(Counter::lock_parks, lock_parks_.load(std::memory_order_relaxed));
+    c.set(Counter::yields, yields_.load(std::memory_order_relaxed));
     return c;
+  }
+
+  // Boost.Fiber's own channels and mutex (see the top of this file).
+  std::unique_ptr<ChannelCore> make_channel(std::size_t capacity, std::size_t elem_size, std::string name) override {
+    if (elem_size <= 8) return std::make_unique<BoostChannel<8>>(*this, watch_, capacity, elem_size, std::move(name));
+    if (elem_size <= 16) return std::make_unique<BoostChannel<16>>(*this, watch_, capacity, elem_size, std::move(name));
+    if (elem_size <= 32) return std::make_unique<BoostChannel<32>>(*this, watch_, capacity, elem_size, std::move(name));
+    return std::make_unique<BoostChannel<64>>(*this, watch_, capacity, elem_size, std::move(name));
+  }
+  std::unique_ptr<MutexCore> make_mutex(std::string name) override {
+    return std::make_unique<BoostMutex>(*this, watch_, lock_parks_, std::move(name));
+  }
+  void yield() override {
+    yields_.fetch_add(1, std::memory_order_relaxed);
+    boost::this_fiber::yield();
+    on_fiber_stack();
   }
 
   void spawn(Task& t) override {
@@ -519,7 +703,10 @@ class BoostFiberScheduler final : public Scheduler {
       stats_[current_index()].add(Counter::suspensions);
     }
     bf::fiber& f = fiber_of(t);
-    f.join();
+    {
+      const BlockedIn blocked(watch_, joining_);
+      f.join();
+    }
     on_fiber_stack();
     f.~fiber();
   }
@@ -531,6 +718,7 @@ class BoostFiberScheduler final : public Scheduler {
       auto finished = [&g] { return (g.pending.load(std::memory_order_acquire) & GroupState::kCountMask) == 0; };
       if (!finished()) {
         stats_[current_index()].add(Counter::suspensions);
+        const BlockedIn blocked(watch_, joining_);
         sync->done.wait(lock, finished);
       }
     }
@@ -551,8 +739,26 @@ class BoostFiberScheduler final : public Scheduler {
     pool_.start_run();
     root_wake_.notify_all();
     std::unique_lock lock(mutex_);
-    harness_wake_.wait(lock, [this] { return root_done_; });
+    // Watches for a deadlock every 100 ms (sync/blocked_watch.hpp): every live fiber blocked on a
+    // channel, a mutex, a join or a wait for a second with nothing finishing. Its channels and
+    // mutexes are then abandoned (each blocked operation throws DeadlockError), the fibers
+    // unwind, and the report is thrown once the root has.
+    std::string deadlock;
+    watch_.reset();
+    while (!harness_wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return root_done_; })) {
+      if (!deadlock.empty() || !watch_.stuck(live_fibers(), now_ns())) continue;
+      lock.unlock();
+      deadlock = report_and_abandon_sync_waits(
+          "deadlock: all " + std::to_string(live_fibers()) + " live fibers have been blocked for " +
+              std::to_string(BlockedWatch::kDeadlockAfterNs / 1'000'000) + " ms on channels, mutexes and joins",
+          "");
+      lock.lock();
+    }
     root_ = nullptr;
+    if (!deadlock.empty()) {
+      root_error_ = nullptr;
+      throw DeadlockError(deadlock);
+    }
     if (root_error_) std::rethrow_exception(std::exchange(root_error_, nullptr));
   }
 
@@ -658,6 +864,15 @@ class BoostFiberScheduler final : public Scheduler {
 #endif
   }
 
+  // Fibers spawned and not finished, the root included (every root fiber counts itself too).
+  std::int64_t live_fibers() const noexcept {
+    std::int64_t n = 0;
+    for (const WorkerStats& s : stats_) {
+      n += static_cast<std::int64_t>(s.get(Counter::tasks_spawned)) - static_cast<std::int64_t>(s.get(Counter::tasks_executed));
+    }
+    return n;
+  }
+
   // The body of a spawned task's fiber.
   void execute(Task& t) {
     on_fiber_stack();
@@ -666,6 +881,7 @@ class BoostFiberScheduler final : public Scheduler {
     GroupState* group = t.group;
     t.run_body();
     stats_[current_index()].add(Counter::tasks_executed);
+    watch_.progress();
     if (group == nullptr) {
       // Read by join() for the suspension count only; the fiber's end is what join waits for.
       t.completion.store(Task::kDone, std::memory_order_release);
@@ -687,6 +903,10 @@ class BoostFiberScheduler final : public Scheduler {
   Pool pool_;
   std::vector<WorkerStats> stats_;  // by worker index
   std::vector<pid_t> tids_;         // written by each worker before the constructor returns
+  BlockedWatch watch_;              // fibers blocked on channels, mutexes, joins and waits
+  std::atomic<std::uint32_t> joining_{0};  // of those, in joins and waits (not reported by name)
+  std::atomic<std::uint64_t> lock_parks_{0};
+  std::atomic<std::uint64_t> yields_{0};
 
   std::mutex mutex_;
   std::condition_variable harness_wake_;  // the harness thread: workers ready, root done

@@ -36,6 +36,8 @@ class CentralPolicy final : public Policy {
 
   void submit_new(Task& t, Worker* from) override { push(t, from); }
   void submit_ready(Task& t, Worker* from) override { push(t, from); }
+  // A task that yields, or was preempted, goes behind everything queued, in either order.
+  void submit_yield(Task& t, Worker* from) override { push(t, from, /*behind=*/true); }
   NetpollMode netpoll_mode() const override { return NetpollMode::thread; }
 
   // Executed by w's thread only.
@@ -66,12 +68,13 @@ class CentralPolicy final : public Policy {
   }
 
  private:
-  void push(Task& t, Worker* from) {
+  // `behind`: at the end every pop comes to last, whatever the order (a yield).
+  void push(Task& t, Worker* from, bool behind = false) {
     count_push(from, Counter::global_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(mutex_);
-      if (config_.order == LocalOrder::fifo) {
+      if (config_.order == LocalOrder::fifo || behind) {
         queue_.push_back(t);
       } else {
         queue_.push_front(t);

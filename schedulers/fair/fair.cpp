@@ -18,7 +18,8 @@
 // task's wait blocks its worker in poll(2), and its processor's other tasks wait with it.
 //
 //   spawn on P1 ──► cursor(P1) = P2 ──► queue[P2] ──► only P2's worker pops it
-//   resume of t ───────────────────────► queue[t.affinity]
+//   resume of t (a join, a send, an unlock) ──► queue[t.affinity]
+//   yield or preemption of t ──► the far end of queue[t.affinity], behind everything queued
 #include "fair.hpp"
 
 #include <atomic>
@@ -56,6 +57,8 @@ class FairPolicy final : public Policy {
   void submit_ready(Task& t, Worker* from) override {
     push(procs_[t.affinity], t, from);
   }
+  // A task that yields, or was preempted, goes behind everything queued on its processor.
+  void submit_yield(Task& t, Worker* from) override { push(procs_[t.affinity], t, from, /*behind=*/true); }
   NetpollMode netpoll_mode() const override { return NetpollMode::thread; }
 
   // Executed by w's thread only: it takes work from its own processor's queue and nowhere else.
@@ -98,12 +101,13 @@ class FairPolicy final : public Policy {
     std::uint32_t bind_cursor = 0;  // only this processor's worker touches it
   };
 
-  void push(Processor& p, Task& t, Worker* from) {
+  // `behind`: after every queued task whatever the order (a yield).
+  void push(Processor& p, Task& t, Worker* from, bool behind = false) {
     count_push(from, Counter::local_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(p.mutex);
-      if (config_.order == LocalOrder::lifo) {
+      if (config_.order == LocalOrder::lifo && !behind) {
         p.queue.push_front(t);
       } else {
         p.queue.push_back(t);

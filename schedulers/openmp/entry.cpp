@@ -20,6 +20,10 @@ std::vector<SchedulerEntry> scheduler_entries_openmp() {
   e.validate = [](unsigned, const ParamValues&) {
     if (std::string why = openmp_thread_stack_conflict(); !why.empty()) throw ParamError(why);
   };
+  // The reason is the same for both: an OpenMP task can wait only in taskwait or taskyield.
+  e.cannot_wait_locks = e.cannot_wait_channels =
+      "openmp cannot park a task (an OpenMP task waits only in taskwait or taskyield, so a task waiting for a "
+      "channel or a mutex would hold its thread, or with one thread wait for ever)";
 #else
   e.missing = "this build has no OpenMP (SCHEDLAB_WITH_OPENMP=OFF)";
 #endif

@@ -13,7 +13,15 @@
 //   blocking    nothing: a thread that blocks in the kernel is what every task here already is;
 //   socket wait poll(2) on the task's own thread (Scheduler::io_wait's default): one thread per
 //               waiting connection, the design the network poller exists to avoid;
-//   the root    runs on a thread of its own; run_root joins it from the harness thread.
+//   channels,   Go's algorithms (sync/go_channel.hpp, go_mutex.hpp), a parked task's thread
+//   mutexes     sleeping on a condition variable of its own (a mutex and a condition variable per
+//               wait, in its frame) until the task that takes it off the queue notifies it: each
+//               hand-off of a ping-pong wakes one thread in the kernel and puts another to sleep,
+//               the seeds' thread switch; a mutex waiter spins only with more than one CPU;
+//   yield       sched_yield(2);
+//   the root    runs on a thread of its own; run_root joins it from the harness thread, watching
+//               for a deadlock meanwhile (every live thread asleep on a channel, a mutex or a
+//               join for a second: sync/blocked_watch.hpp).
 //
 // --threads is NOT a limit on parallelism. Every task is a runnable kernel thread, and the
 // kernel decides which run where. What --threads does here: with `pin=on` (the default) every
@@ -69,13 +77,15 @@
 //
 // Counters. Measured: tasks_spawned, tasks_executed, threads_created (one per task, the root
 // included), peak_live_tasks (exact: one shared atomic is noise next to a clone()), suspensions
-// (joins and waits that found their task or group unfinished and slept in pthread_join).
+// (joins and waits that found their task or group unfinished and slept in pthread_join, and
+// parks), the channel and mutex parks and readies, yields.
 // Structurally zero, measured as 0: the queue, steal and overflow counters (the backend has no
 // queues of its own), fiber_switches, spinning_ns, handoffs, retakes, sysmon_wakeups and
 // sysmon_cpu_ns (no processors to hand over, no monitor), stacks_allocated (no fiber stacks),
-// the netpoll counters (no poller: a task waiting for a socket blocks its thread in poll(2)).
-// Not measured: migrations, parks, unparks and idle_ns, which are the kernel's doing here and
-// not visible to the backend (perf stat -e cpu-migrations,context-switches sees them).
+// the netpoll counters (no poller: a task waiting for a socket blocks its thread in poll(2)),
+// ready_runnext and ready_runnext_stolen (no run queue). Not measured: migrations, parks,
+// unparks, idle_ns and preemptions, which are the kernel's doing here and not visible to the
+// backend (perf stat -e cpu-migrations,context-switches sees them; the rusage columns too).
 // worker_tids() is empty: no thread lives longer than its task.
 #include "os_threads.hpp"
 
@@ -99,6 +109,8 @@
 
 #include "../cpu_pin.hpp"
 #include "../runtime/fiber_guard.hpp"
+#include "../stats.hpp"
+#include "../sync/blocked_watch.hpp"
 
 namespace schedlab {
 namespace {
@@ -115,6 +127,13 @@ struct ThreadRecord {
   pthread_t thread{};
   // Group tasks: set as the thread's last action, so a sweep may join it without waiting long.
   std::atomic<bool> finished{false};
+};
+
+// Where a parked task's thread sleeps (park, ready).
+struct ThreadSleep {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool woken = false;  // guarded by mutex
 };
 
 // GroupState::backend: the threads of one WaitGroup not yet joined.
@@ -174,17 +193,49 @@ class OsThreadsScheduler final : public Scheduler {
                       Counter::global_pops, Counter::overflows, Counter::fiber_switches,
                       Counter::spinning_ns, Counter::handoffs, Counter::retakes, Counter::sysmon_wakeups,
                       Counter::sysmon_cpu_ns, Counter::stacks_allocated, Counter::netpoll_readied,
-                      Counter::netpoll_polls, Counter::netpoll_blocked_ns}) {
+                      Counter::netpoll_polls, Counter::netpoll_blocked_ns, Counter::ready_runnext,
+                      Counter::ready_runnext_stolen}) {
       c.set(k, 0);
+    }
+    for (Counter k : {Counter::chan_parks, Counter::chan_readies, Counter::lock_parks, Counter::lock_readies,
+                      Counter::yields}) {
+      c.set(k, sync_counts_[static_cast<std::size_t>(k) - static_cast<std::size_t>(Counter::chan_parks)].load(
+                   std::memory_order_relaxed));
     }
     c.set(Counter::tasks_spawned, spawned_.load(std::memory_order_relaxed));
     c.set(Counter::tasks_executed, executed_.load(std::memory_order_relaxed));
     c.set(Counter::threads_created, threads_created_.load(std::memory_order_relaxed));
     c.set(Counter::peak_live_tasks, static_cast<std::uint64_t>(std::max<std::int64_t>(
                                         0, peak_.load(std::memory_order_relaxed))));
-    c.set(Counter::suspensions, suspensions_.load(std::memory_order_relaxed));
+    c.set(Counter::suspensions, suspensions_.load(std::memory_order_relaxed) + parks());
     return c;
   }
+
+  // A parked task's thread sleeps on a condition variable of its own, in its frame (below);
+  // ready() notifies it under its mutex, since the sleeper may return, and its frame go, at once.
+  void park(Waiter& w, void (*unlock)(void*), void* lock) override {
+    ThreadSleep sleep;
+    w.backend = &sleep;
+    count(w.kind == WaitKind::lock ? Counter::lock_parks : Counter::chan_parks);
+    watch_.block();
+    std::unique_lock hold(sleep.mutex);
+    unlock(lock);  // a ready() from now on finds the sleep ready to be notified
+    sleep.cv.wait(hold, [&sleep] { return sleep.woken; });
+  }
+  void ready(Waiter& w) override {
+    count(w.kind == WaitKind::lock ? Counter::lock_readies : Counter::chan_readies);
+    watch_.unblock();
+    auto* sleep = static_cast<ThreadSleep*>(w.backend);
+    std::lock_guard hold(sleep->mutex);
+    sleep->woken = true;
+    sleep->cv.notify_one();
+  }
+  void yield() override {
+    count(Counter::yields);
+    sched_yield();
+  }
+  // Go's active_spin rounds, when another CPU may run the holder.
+  bool may_spin(int iteration) const override { return iteration < 4 && config_.threads > 1; }
 
   void spawn(Task& t) override {
     auto* rec = new ThreadRecord;
@@ -246,6 +297,7 @@ class OsThreadsScheduler final : public Scheduler {
     if (t.completion.load(std::memory_order_acquire) != Task::kDone) {
       suspensions_.fetch_add(1, std::memory_order_relaxed);
     }
+    const BlockedWhile blocked(watch_);
     join_thread(*rec);
     delete rec;
     t.backend = nullptr;
@@ -253,6 +305,7 @@ class OsThreadsScheduler final : public Scheduler {
 
   void wait(GroupState& g) override {
     if (auto* gt = static_cast<GroupThreads*>(g.backend)) {
+      const BlockedWhile blocked(watch_);
       bool slept = false;
       for (;;) {
         ThreadRecord* rec;
@@ -282,7 +335,40 @@ class OsThreadsScheduler final : public Scheduler {
     rec.sched = this;
     rec.root = &root;
     start(rec, &root_main);
-    join_thread(rec);
+    // Joins the root, watching for a deadlock every 100 ms meanwhile: every live thread asleep
+    // on a channel, a mutex or a join, and nothing readied, for a second. Its parked waits are
+    // then abandoned (each throws DeadlockError in its thread), the threads unwind, and the
+    // report is thrown once the root is joined.
+    std::string deadlock;
+    std::uint64_t abandoned_at = 0;
+    watch_.reset();
+    for (;;) {
+      timespec deadline{};
+      ::clock_gettime(CLOCK_REALTIME, &deadline);
+      deadline.tv_nsec += 100'000'000;
+      if (deadline.tv_nsec >= 1'000'000'000) {
+        deadline.tv_nsec -= 1'000'000'000;
+        ++deadline.tv_sec;
+      }
+      const int rc = pthread_timedjoin_np(rec.thread, nullptr, &deadline);
+      if (rc == 0) break;
+      if (rc != ETIMEDOUT) die("pthread_timedjoin_np", rc);
+      if (deadlock.empty() && watch_.stuck(running_.load(std::memory_order_seq_cst), now_ns())) {
+        deadlock = report_and_abandon_sync_waits(
+            "deadlock: all " + std::to_string(running_.load()) + " live task threads have slept for " +
+                std::to_string(BlockedWatch::kDeadlockAfterNs / 1'000'000) + " ms on channels, mutexes and joins",
+            "");
+        abandoned_at = now_ns();
+      }
+      if (abandoned_at != 0 && now_ns() - abandoned_at > kUnwindPatienceNs) {
+        // The abandoned tasks did not unwind: something else holds them. The root thread, which
+        // nothing will wake, is left behind (it touches `rec` only when it ends).
+        pthread_detach(rec.thread);
+        throw DeadlockError(deadlock + "\n  (the threads did not unwind within 10 s; this scheduler cannot run again)");
+      }
+    }
+    live_threads_.fetch_sub(1, std::memory_order_relaxed);
+    if (!deadlock.empty()) throw DeadlockError(deadlock);
     if (rec.root_error) std::rethrow_exception(rec.root_error);
   }
 
@@ -343,6 +429,10 @@ class OsThreadsScheduler final : public Scheduler {
     join_cv_.notify_all();
   }
 
+  // How long the root may take to unwind once a deadlock's waits are abandoned (each abandoned
+  // wait throws at once).
+  static constexpr std::uint64_t kUnwindPatienceNs = 10'000'000'000;
+
   // How long an owner at the limit with no thread of its own waits for any thread to be joined
   // before it gives up: a second with no join anywhere means every live thread is waiting (for
   // children that need a slot), not that the machine is slow (a join takes microseconds).
@@ -375,8 +465,23 @@ class OsThreadsScheduler final : public Scheduler {
 
   void task_finished() {
     executed_.fetch_add(1, std::memory_order_relaxed);
-    running_.fetch_sub(1, std::memory_order_relaxed);
+    running_.fetch_sub(1, std::memory_order_seq_cst);
+    watch_.progress();
   }
+
+  void count(Counter k) noexcept {
+    sync_counts_[static_cast<std::size_t>(k) - static_cast<std::size_t>(Counter::chan_parks)].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  std::uint64_t parks() const noexcept {
+    return sync_counts_[0].load(std::memory_order_relaxed) + sync_counts_[2].load(std::memory_order_relaxed);
+  }
+  // A task blocked in a join or a wait group's wait, for the deadlock watch.
+  struct BlockedWhile {
+    explicit BlockedWhile(BlockedWatch& w) : watch(w) { watch.block(); }
+    ~BlockedWhile() { watch.unblock(); }
+    BlockedWatch& watch;
+  };
 
   static void* task_main(void* arg) {
     auto& rec = *static_cast<ThreadRecord*>(arg);
@@ -420,6 +525,12 @@ class OsThreadsScheduler final : public Scheduler {
   std::atomic<std::uint64_t> executed_{0};
   std::atomic<std::uint64_t> threads_created_{0};
   std::atomic<std::uint64_t> suspensions_{0};
+  // chan_parks, chan_readies, lock_parks, lock_readies, ready_runnext, ready_runnext_stolen,
+  // yields: the counters from chan_parks on, in Counter's order (count()); the runnext pair
+  // stays 0.
+  std::atomic<std::uint64_t> sync_counts_[7]{};
+  static_assert(static_cast<std::size_t>(Counter::yields) - static_cast<std::size_t>(Counter::chan_parks) == 6);
+  BlockedWatch watch_;  // tasks blocked on channels, mutexes, joins and waits
 };
 
 }  // namespace

@@ -55,6 +55,16 @@ class RandomPushPolicy final : public Policy {
     push(queues_[from->index()], t, from);
   }
 
+  // A task that yields, or was preempted, goes to the old end of its worker's queue: its worker
+  // runs everything newer first (and a thief may take it).
+  void submit_yield(Task& t, Worker* from) override {
+    if (from == nullptr) {
+      submit_new(t, nullptr);
+      return;
+    }
+    push(queues_[from->index()], t, from, /*behind=*/true);
+  }
+
   // Executed by w's thread only: its own queue's newest task, else another's oldest, else sleep.
   Task* next(Worker& w) override {
     Queue& mine = queues_[w.index()];
@@ -111,12 +121,17 @@ class RandomPushPolicy final : public Policy {
     return q.random = x;
   }
 
-  void push(Queue& q, Task& t, Worker* from) {
+  // `behind`: at the old end (a yield), not the new one.
+  void push(Queue& q, Task& t, Worker* from, bool behind = false) {
     count_push(from, Counter::local_pushes);  // before the push (Policy::count_push)
     bool sleeper;
     {
       std::lock_guard lock(q.mutex);
-      q.tasks.push_front(&t);
+      if (behind) {
+        q.tasks.push_back(&t);
+      } else {
+        q.tasks.push_front(&t);
+      }
       sleeper = q.sleeping;
     }
     if (sleeper) wake(from, [&q] { q.wakeup.notify_one(); });

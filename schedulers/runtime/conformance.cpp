@@ -51,6 +51,24 @@ std::string policy_counter_problems(const CounterSet& c) {
     add(out, "pops: next() returned " + n(handed) + " tasks but the policy counted " + n(pops) +
                  " pops (local_pops, global_pops, tasks_stolen): count each task it takes");
   }
+  // Every task parked on a channel or mutex was readied exactly once (by a send, a receive, a
+  // close, an unlock, or the deadlock watch): the policy has it back once as submit_woken.
+  if (c[Counter::chan_parks] != c[Counter::chan_readies] || c[Counter::lock_parks] != c[Counter::lock_readies]) {
+    add(out, "parks: " + n(c[Counter::chan_parks]) + " tasks parked on channels and " + n(c[Counter::lock_parks]) +
+                 " on mutexes, but " + n(c[Counter::chan_readies]) + " and " + n(c[Counter::lock_readies]) +
+                 " readied: a parked task was lost or readied twice");
+  }
+  if (c[Counter::ready_runnext] > c[Counter::chan_readies] + c[Counter::lock_readies] ||
+      c[Counter::ready_runnext_stolen] > c[Counter::ready_runnext]) {
+    add(out, "runnext: " + n(c[Counter::ready_runnext]) + " readies into runnext (" +
+                 n(c[Counter::ready_runnext_stolen]) + " of them stolen) for " +
+                 n(c[Counter::chan_readies] + c[Counter::lock_readies]) + " readies: counted where nothing was readied");
+  }
+  const std::uint64_t gave_up = c[Counter::chan_parks] + c[Counter::lock_parks] + c[Counter::yields] + c[Counter::preemptions];
+  if (c[Counter::suspensions] < gave_up) {
+    add(out, "suspensions: " + n(c[Counter::suspensions]) + " counted for " + n(gave_up) +
+                 " parks, yields and preemptions, each of which suspends its task");
+  }
   // (No check of unparks against parks: a policy that notifies whenever it counts sleepers may
   // wake one sleeper twice before it runs; policy_idle_problems asks the kernel instead.)
   if (c[Counter::parks] > 0 && c[Counter::idle_ns] == 0) {

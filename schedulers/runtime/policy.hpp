@@ -4,9 +4,10 @@
 // worker sleeps. A Policy decides only where a runnable task goes and where an idle worker looks
 // for the next one:
 //
-//      spawn ───► submit_new(t, from) ──┐                 ┌──► next(w) ──► run t on w
-//                                       ├─► [ queues ] ───┤
-//  join done ──► submit_ready(t, from) ─┘                 └──► (nothing: park w)
+//      spawn ───► submit_new(t, from) ───┐                 ┌──► next(w) ──► run t on w
+//  join done ──► submit_ready(t, from) ───┤                 │
+//  send/unlock ► submit_woken(t, from) ───┼─► [ queues ] ───┤
+//  yield, preempted ► submit_yield(t, from) ┘                 └──► (nothing: park w)
 //
 // `fair` keeps one queue per processor and binds each task to one; `central` has one queue for
 // everybody; `steal-half` is Go's local queues with stealing and a global queue.
@@ -72,6 +73,22 @@ class Policy {
   virtual void submit_new(Task& t, Worker* from) = 0;
   // `t` was suspended and is runnable again; `from` is the worker whose action woke it.
   virtual void submit_ready(Task& t, Worker* from) = 0;
+  // `t` was parked on a channel or mutex and the task running on `from` readied it (Go's
+  // ready(); from == nullptr: the deadlock watch abandoning it). The default treats it as any
+  // resumed task; steal-half counts the readies that go to runnext.
+  virtual void submit_woken(Task& t, Worker* from) { submit_ready(t, from); }
+  // `t`, which ran on `from`, let the others go first: yield(), or a preemption at a safe point
+  // (Go's Gosched and gopreempt_m: to the back of the global queue). It must come after what is
+  // queued already: a LIFO policy overrides the default (submit_ready), which would run it again
+  // at once.
+  virtual void submit_yield(Task& t, Worker* from) { submit_ready(t, from); }
+  // Whether the task running on `w` must yield at this safe point (its time slice is over):
+  // called by w's thread from safepoint()'s slow path. The default reads the mark the runtime's
+  // preemption monitor leaves on w (runtime/preemption.hpp); steal-half's monitor marks its Ps.
+  virtual bool take_preempt_request(Worker& w);
+  // Whether a task on `w` that finds a mutex locked may spin round `iteration` (from 0) before
+  // it parks (Go's runtime_canSpin). The default: 4 rounds, when there is more than one worker.
+  virtual bool may_spin(Worker& w, int iteration) const;
   // The next task for `w`; parks w while there is none. nullptr once shutdown() was called.
   virtual Task* next(Worker& w) = 0;
   // Wakes every worker so that next() returns nullptr. Called once, after the last run.
@@ -89,6 +106,14 @@ class Policy {
   // action of its suspension (the poller counts it among its waiters already). steal-half wakes
   // its system monitor, which must poll while every P runs other tasks.
   virtual void on_network_wait(Worker&) {}
+
+  // True for a policy whose own monitor preempts (steal-half's system monitor, as Go's sysmon):
+  // the runtime then starts no preemption monitor of its own for --preempt safepoint.
+  virtual bool preempts_itself() const { return false; }
+  // A policy whose time slices are not one per task (steal-half: a task taken from runnext
+  // inherits its readier's, Go's inheritTime) counts them itself; the runtime's schedule loop
+  // counts one per task for the others (Worker::slices).
+  static constexpr bool kOwnTimeSlices = false;
 
   // Adds policy-level counters (those not kept per worker) to a snapshot.
   virtual void add_counters(CounterSet&) const {}

@@ -61,9 +61,58 @@ class PolicyRuntime final : public FiberRuntime {
       Task* expected = nullptr;
       if (!child->completion.compare_exchange_strong(expected, &me, std::memory_order_acq_rel,
                                                      std::memory_order_acquire)) {
-        ready(me, here);
+        make_ready(me, here);
       }
     });
+  }
+
+  // ---- channels and mutexes (sync/): Go's gopark and ready -----------------------------------
+
+  // Executed by the parking task. The object's lock is let go from the switch action, once the
+  // task's fiber is saved: a ready() that follows may resume it at once (Go's gopark with
+  // chanparkcommit / semacquire's unlock).
+  void park(Waiter& waiter, void (*unlock)(void*), void* lock) override {
+    Worker& w = current_worker();
+    waiter.task = w.current_task_;
+    w.stats.add(waiter.kind == WaitKind::lock ? Counter::lock_parks : Counter::chan_parks);
+    suspend(w, [unlock, lock](Task&, Worker&) { unlock(lock); });
+  }
+
+  // Executed by the readying task (or the deadlock watch's harness thread, which is no worker).
+  // The task goes where the policy puts a task woken by its worker's task (steal-half: that
+  // processor's runnext); it counts as migrated if it then runs on another processor.
+  void ready(Waiter& waiter) override {
+    Task& t = *waiter.task;
+    Worker* w = current_worker_or_null();
+    if (w != nullptr) {
+      w->stats.add(waiter.kind == WaitKind::lock ? Counter::lock_readies : Counter::chan_readies);
+      t.spawned_on = w->proc;
+    } else {
+      note_external_ready(waiter.kind);
+      t.spawned_on = Worker::kNoProc;
+    }
+    if constexpr (kRecordDelays) mark_runnable(t);
+    policy().submit_woken(t, w);
+  }
+
+  // Go's Gosched.
+  void yield() override {
+    Worker& w = current_worker();
+    w.stats.add(Counter::yields);
+    suspend(w, [this](Task& me, Worker& here) { requeue(me, here); });
+  }
+
+  // safepoint()'s slow path: Go's gopreempt_m when the monitor has marked this task's slice.
+  void preempt_point() override {
+    Worker* w = current_worker_or_null();
+    if (w == nullptr || w->current_task_ == nullptr || !policy().take_preempt_request(*w)) return;
+    w->stats.add(Counter::preemptions);
+    suspend(*w, [this](Task& me, Worker& here) { requeue(me, here); });
+  }
+
+  bool may_spin(int iteration) const override {
+    Worker* w = current_worker_or_null();
+    return w != nullptr && static_cast<const P&>(*policy_).may_spin(*w, iteration);
   }
 
   void wait(GroupState& g) override {
@@ -72,7 +121,7 @@ class PolicyRuntime final : public FiberRuntime {
       suspend(current_worker(), [this, group = &g](Task& me, Worker& here) {
         group->waiter = &me;
         const std::uint32_t before = group->pending.fetch_or(GroupState::kWaiterBit, std::memory_order_acq_rel);
-        if ((before & GroupState::kCountMask) == 0) ready(me, here);
+        if ((before & GroupState::kCountMask) == 0) make_ready(me, here);
       });
     }
     // Every task of the group has finished; nobody else touches the word now.
@@ -83,11 +132,18 @@ class PolicyRuntime final : public FiberRuntime {
  private:
   P& policy() noexcept { return static_cast<P&>(*policy_); }
 
-  // A suspended task is runnable again, readied by the task that ran on `from`: through the
-  // hook every runnable task passes (mark_runnable), to the policy.
-  void ready(Task& t, Worker& from) {
+  // A suspended task is runnable again, readied by the task that ran on `from` (a join or a
+  // wait group done): through the hook every runnable task passes (mark_runnable), to the policy.
+  void make_ready(Task& t, Worker& from) {
     if constexpr (kRecordDelays) mark_runnable(t);
     policy().submit_ready(t, &from);
+  }
+  // The task that ran on `from` yielded or was preempted, and is runnable again at once (its
+  // wait for the processor is a scheduling delay, as in Go's gopreempt_m: _Grunning to
+  // _Grunnable): through the hook, to the back of the policy's queues.
+  void requeue(Task& t, Worker& from) {
+    if constexpr (kRecordDelays) mark_runnable(t);
+    policy().submit_yield(t, &from);
   }
 
   // Runs on a pooled fiber. The fiber changes workers in two ways: a task that ran on it
@@ -103,6 +159,10 @@ class PolicyRuntime final : public FiberRuntime {
       SCHEDLAB_ASSERT(w->current_task_ == nullptr, "the schedule loop runs between tasks, never inside one");
       if (t->spawned_on != w->proc && t->spawned_on != Worker::kNoProc) w->stats.add(Counter::migrations);
       if constexpr (kRecordDelays) record_delay(*w, *t);
+      if constexpr (!P::kOwnTimeSlices) {
+        // A time slice per task, for the preemption monitor (a single writer: no locked add).
+        w->slices.store(w->slices.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      }
       if (w->tracing()) w->slice_begin_ns = now_ns();
       if (t->fiber == nullptr) {
         // A new task: run it right here, on this fiber.
@@ -160,7 +220,7 @@ class PolicyRuntime final : public FiberRuntime {
     }
     SCHEDLAB_ASSERT(waiter != nullptr && waiter != Task::kDone, "a task finishes once, and a registered waiter stays");
     t.completion.store(Task::kDone, std::memory_order_release);
-    ready(*waiter, w);
+    make_ready(*waiter, w);
   }
 
   void group_task_done(GroupState& g, Worker& w) {
@@ -170,7 +230,7 @@ class PolicyRuntime final : public FiberRuntime {
     if (is_root_group(g)) {
       root_done();
     } else if ((prev & GroupState::kWaiterBit) != 0) {
-      ready(*g.waiter, w);  // after this the waiter may resume and destroy g
+      make_ready(*g.waiter, w);  // after this the waiter may resume and destroy g
     }
   }
 };

@@ -66,6 +66,15 @@ void FiberRuntime::start() {
   for (unsigned i = 0; i < config_.threads; ++i) {
     while (workers_[i]->tid() == 0) std::this_thread::yield();
   }
+  if (config_.preempt && !policy_->preempts_itself()) {
+    preempt_monitor_ = std::make_unique<PreemptMonitor>(*this);
+    try {
+      preempt_monitor_->start();
+    } catch (const std::system_error& e) {
+      stop_and_join_workers();
+      throw worker_thread_refused("(the preemption monitor)", e.code().value());
+    }
+  }
 }
 
 FiberRuntime::~FiberRuntime() {
@@ -80,6 +89,7 @@ FiberRuntime::~FiberRuntime() {
 }
 
 void FiberRuntime::stop_and_join_workers() noexcept {
+  if (preempt_monitor_) preempt_monitor_->stop();  // it reads the workers
   policy_->shutdown();
   for (unsigned i = 0; i < worker_count(); ++i) {
     if (workers_[i]->thread_.joinable()) workers_[i]->thread_.join();
@@ -326,6 +336,15 @@ void FiberRuntime::note_unpark(Worker* from) noexcept {
   }
 }
 
+// How long every worker must have slept, each in one sleep and unwoken, before the run is
+// declared deadlocked. A state in which no worker runs and none has a wake-up on its way cannot
+// change by itself (only the harness submits from outside, and it does not while it waits for
+// the root), so the window is not what makes the verdict sound; it is slack for policies whose
+// wake-ups the check cannot see (a condition variable's notify, unlike a parker's permit,
+// leaves no trace until the thread runs). A task in a blocking call keeps its thread awake, so
+// slow I/O never looks like this.
+constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
+
 // Executed by the harness thread, which is not a worker: it submits the root from outside and
 // sleeps until the root's group count drops to zero.
 void FiberRuntime::run_root(const std::function<void()>& root) {
@@ -348,6 +367,7 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
   }
   mark_runnable(*t);
   policy_->submit_new(*t, nullptr);
+  if (preempt_monitor_) preempt_monitor_->note_run_started();
   all_asleep_since_ = 0;
   std::unique_lock lock(root_mutex_);
   while (!root_done_) {
@@ -358,8 +378,15 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
     if (!root_cv_.wait_for(lock, std::chrono::milliseconds(100),
                            [this] { return root_done_ || failed_.load(std::memory_order_relaxed); }) &&
         stuck(now_ns())) {
-      // The stuck tasks and their fibers are leaked: nothing can resume them. The workers are
-      // idle and exit normally when this runtime is destroyed.
+      // Tasks parked on channels or mutexes that no running task can ready: Go's "all
+      // goroutines are asleep". Their waits are abandoned and the tasks unwind.
+      std::string report = report_and_abandon_sync_waits(
+          "deadlock: all " + std::to_string(worker_count()) + " worker threads have slept for " +
+              std::to_string(kDeadlockAfterNs / 1'000'000) + " ms and the root task has not finished",
+          workers_dump() + policy_->dump_state());
+      if (!report.empty()) break_sync_deadlock(lock, std::move(report));
+      // Otherwise the stuck tasks and their fibers are leaked: nothing can resume them. The
+      // workers are idle and exit normally when this runtime is destroyed.
       deadlocked_ = true;
       throw DeadlockError(deadlock_report());
     }
@@ -369,14 +396,24 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
   if (root_group_.first_error) std::rethrow_exception(std::exchange(root_group_.first_error, nullptr));
 }
 
-// How long every worker must have slept, each in one sleep and unwoken, before the run is
-// declared deadlocked. A state in which no worker runs and none has a wake-up on its way cannot
-// change by itself (only the harness submits from outside, and it does not while it waits for
-// the root), so the window is not what makes the verdict sound; it is slack for policies whose
-// wake-ups the check cannot see (a condition variable's notify, unlike a parker's permit,
-// leaves no trace until the thread runs). A task in a blocking call keeps its thread awake, so
-// slow I/O never looks like this.
-constexpr std::uint64_t kDeadlockAfterNs = 1'000'000'000;
+// How long the root may take to unwind once a deadlock's waits are abandoned: each abandoned
+// operation throws at once, so only a task stuck elsewhere (a lost wake-up) can hold it up.
+constexpr std::chrono::seconds kUnwindPatience{10};
+
+void FiberRuntime::break_sync_deadlock(std::unique_lock<std::mutex>& lock, std::string report) {
+  if (!root_cv_.wait_for(lock, kUnwindPatience, [this] { return root_done_ || failed_.load(std::memory_order_relaxed); })) {
+    deadlocked_ = true;
+    throw DeadlockError(report + "\n  (the abandoned tasks did not unwind within " +
+                        std::to_string(kUnwindPatience.count()) + " s: " + deadlock_report() + ")");
+  }
+  lock.unlock();
+  if (failed_.load(std::memory_order_acquire)) throw_failure();
+  // The root unwound with the abandoned operations' DeadlockError (or its own): the report says
+  // more than either.
+  root_group_.first_error = nullptr;
+  throw DeadlockError(report);
+}
+
 
 // Each worker's sleep_id() is sampled every 100 ms. A woken worker still waiting for a CPU
 // reads 0, and a worker that woke and slept again reads a new id, so neither a thread starved
@@ -462,6 +499,12 @@ CounterSet FiberRuntime::counters() const {
     c[Counter::idle_ns] += w.idle_now_ns(now);
   }
   c[Counter::unparks] += external_unparks_.load(std::memory_order_relaxed);
+  c[Counter::chan_readies] += external_chan_readies_.load(std::memory_order_relaxed);
+  c[Counter::lock_readies] += external_lock_readies_.load(std::memory_order_relaxed);
+  if (preempt_monitor_) {
+    c[Counter::sysmon_wakeups] += preempt_monitor_->rounds();
+    c[Counter::sysmon_cpu_ns] += preempt_monitor_->cpu_ns();
+  }
   c[Counter::tasks_spawned] += roots_spawned_.load(std::memory_order_relaxed);
   c[Counter::peak_live_tasks] = live_.peak();
   if (const Poller* p = poller()) {

@@ -48,6 +48,7 @@
 #include "live_tasks.hpp"
 #include "policy.hpp"
 #include "poller.hpp"
+#include "preemption.hpp"
 #include "stack.hpp"
 #include "worker.hpp"
 
@@ -65,6 +66,10 @@ struct RuntimeConfig {
   // --netpoll: a task waiting for a socket parks on the runtime's poller (policy.hpp,
   // NetpollMode); off: it waits in the kernel inside blocking(), holding its thread.
   bool netpoll = true;
+  // --preempt safepoint (Go's default, as far as safe points go): a task that has held its
+  // processor for 10 ms yields at its next safe point (runtime/preemption.hpp); off: a task
+  // runs until it parks, yields or ends.
+  bool preempt = true;
   // --latency: record every task's scheduling delay (mark_runnable, record_delay) into a
   // histogram per worker. Off by default: two clock reads per runnable task (README, "Latency"
   // has their cost), which fork-join benchmarks of a few tens of ns per task would pay.
@@ -112,11 +117,12 @@ class FiberRuntime : public Scheduler {
   // The scheduling delay of a task is the time from its becoming runnable to its first
   // instruction on a worker (a new task's body, or a suspended task's resumption). Every path
   // that makes a task runnable calls mark_runnable(t) right before handing t to the policy:
-  // PolicyRuntime's spawn and readies (a join or wait group done, a waiter requeued), run_root,
-  // the poller's readies (io_wait.cpp; steal-half's inject), steal-half's exitsyscall0. A new
-  // path (a channel's or a lock's ready, a yield, a preemption) calls it too: with --latency on,
+  // PolicyRuntime's spawn and readies (a join or wait group done, a waiter requeued, a channel's
+  // or a mutex's ready, a yield, a preemption), run_root, the poller's readies (io_wait.cpp;
+  // steal-half's inject), steal-half's exitsyscall0. A new path calls it too: with --latency on,
   // the schedule loop asserts that every task it takes was marked (record_delay), so a path that
-  // forgets is caught by the debug build's tests. Any thread; a clock read and a store when on.
+  // forgets is caught by the debug build's tests (tests/workloads_test.cpp runs every workload
+  // under every policy so). Any thread; a clock read and a store when on.
   void mark_runnable(Task& t) noexcept {
     if (config_.latency) t.runnable_ns = now_ns();
   }
@@ -124,6 +130,11 @@ class FiberRuntime : public Scheduler {
   // The network poller, nullptr until a task first waits for a socket (and always under
   // NetpollMode::off). Any thread.
   Poller* poller() const noexcept { return netpoll_.get(); }
+  // Counts a ready made from outside the runtime's threads (the deadlock watch abandoning a
+  // parked task), which no worker's counters can hold.
+  void note_external_ready(WaitKind kind) noexcept {
+    (kind == WaitKind::lock ? external_lock_readies_ : external_chan_readies_).fetch_add(1, std::memory_order_relaxed);
+  }
 
  protected:
   // Attaches the policy; starts no thread (start() does, once the object is whole).
@@ -199,6 +210,12 @@ class FiberRuntime : public Scheduler {
   bool stuck(std::uint64_t now);
   std::string deadlock_report() const;
   std::string workers_dump() const;
+  // The deadlock watch found every task asleep and some parked on channels or mutexes: report
+  // them, abandon their waits (every parked operation throws DeadlockError) and wait for the
+  // root to unwind, then throw the report. A root that does not finish within kUnwindPatience
+  // leaves the runtime deadlocked for good, as any other deadlock. Harness thread, root_mutex_
+  // held by `lock` and let go while it waits.
+  [[noreturn]] void break_sync_deadlock(std::unique_lock<std::mutex>& lock, std::string report);
 
   const std::vector<int> pin_cpus_;  // the CPUs allowed when this runtime was built, if config_.pin
   StackAllocator stacks_;  // outlives every fiber (declared before the workers)
@@ -206,6 +223,8 @@ class FiberRuntime : public Scheduler {
   std::atomic<unsigned> worker_count_{0};
   std::mutex add_worker_mutex_;
   std::atomic<std::uint64_t> external_unparks_{0};
+  std::atomic<std::uint64_t> external_chan_readies_{0};
+  std::atomic<std::uint64_t> external_lock_readies_{0};
   std::atomic<std::uint64_t> roots_spawned_{0};
   GroupState root_group_;  // the root task's group; its last task signals root_done_
   std::mutex root_mutex_;
@@ -232,6 +251,9 @@ class FiberRuntime : public Scheduler {
   // Last, so destroyed first: a poller thread (fair, central) is joined while the policy it
   // hands tasks to still exists.
   LazyPoller netpoll_;
+  // --preempt safepoint under a policy without a monitor of its own; started by start(), stopped
+  // by stop_and_join_workers() before any worker goes (it reads them).
+  std::unique_ptr<PreemptMonitor> preempt_monitor_;
 };
 
 // Executed by w's thread, on the fiber of the task it suspends. The action runs on the pooled
@@ -269,5 +291,20 @@ inline void Policy::count_push(Worker* from, Counter which) noexcept {
 }
 
 inline void Policy::note_unpark(Worker* from) noexcept { runtime_->note_unpark(from); }
+
+// The runtime's preemption monitor marks a worker's slice; the mark is for that slice only.
+// The exchange clears it, so that the task that runs next, if it inherits the slice, is marked
+// only by a later round (as Go's sysmon marks each G it finds overdue).
+inline bool Policy::take_preempt_request(Worker& w) {
+  const std::uint32_t slice = w.slices.load(std::memory_order_relaxed);
+  if (w.preempt_mark.load(std::memory_order_relaxed) != slice) return false;
+  return w.preempt_mark.exchange(kNoPreemptMark, std::memory_order_relaxed) == slice;
+}
+
+// Go's active_spin rounds, when another processor may be running the holder.
+inline bool Policy::may_spin(Worker& /*w*/, int iteration) const {
+  constexpr int kActiveSpin = 4;  // Go: active_spin
+  return iteration < kActiveSpin && runtime_->config().threads > 1;
+}
 
 }  // namespace schedlab

@@ -75,6 +75,11 @@ class alignas(64) Worker {
   std::atomic<bool> tracing_flag{false};
   bool tracing() const noexcept { return tracing_flag.load(std::memory_order_relaxed); }
   std::int64_t live_batch = 0;  // this worker's unflushed part of the live-task gauge
+  // Preemption (runtime/preemption.hpp), for a policy that counts no time slices of its own:
+  // the tick of this worker's time slice, one per task it runs (written by this worker, read by
+  // the preemption monitor), and the slice the monitor found overdue (kNoPreemptMark: none).
+  std::atomic<std::uint32_t> slices{0};
+  std::atomic<std::uint32_t> preempt_mark{UINT32_MAX};
   // The scheduling delays of the tasks this worker started or resumed (--latency on, else null;
   // runtime.hpp: mark_runnable). Written by this worker only; read and cleared between runs.
   std::unique_ptr<LatencyHistogram> delays;

@@ -11,6 +11,11 @@ std::vector<SchedulerEntry> scheduler_entries_serial() {
                    [](unsigned, const ParamValues& p) { return make_serial(chosen(p, "pin", kOnOff)); }};
   e.single_threaded = true;
   e.rank = 80;
+  // A lock is never contended here (each task finishes its critical section before another
+  // starts), so mutex workloads run; a channel is another matter.
+  e.cannot_wait_channels =
+      "serial runs each task to its end inside spawn, on the spawner's stack, so a task waiting for another's send "
+      "cannot let that task run (it has no way to park a task)";
   return {e};
 }
 

@@ -38,12 +38,33 @@ struct alignas(64) Processor {
   // Counts this P's blocking calls (Go's p.syscalltick): written by the M holding the P as it
   // enters a call, read by the monitor, which retakes the P only if it saw the same call twice.
   std::atomic<std::uint32_t> syscalltick{0};
-  std::uint32_t schedtick = 0;    // tasks started on this P; owner only
+  // Time slices started on this P (Go's p.schedtick: a task taken from runnext inherits its
+  // readier's, inheritTime). Written by its owner only, read by the monitor (tick(), read_tick()).
+  std::uint32_t schedtick = 0;
   std::uint32_t until_global_check = 0;  // ticks left before the next global-first look; owner only
+  // The slice the monitor found running for 10 ms (Go's preemptone: gp.preempt), kNoPreemptMark
+  // if none: the task running on this P yields at its next safe point while schedtick still
+  // equals it (runtime/preemption.hpp).
+  std::atomic<std::uint32_t> preempt_tick{UINT32_MAX};
+  // The last task a channel or mutex ready put in runnext, for counting the ones thieves take
+  // (ready_runnext_stolen). Written by the owner, read by thieves.
+  std::atomic<Task*> last_woken{nullptr};
   std::atomic<bool> idle{false};  // on the idle list; thieves skip idle Ps without the lock
   Processor* idle_next = nullptr;  // idle list link; guarded by the sched lock
   std::vector<Task*> overflow;     // scratch for runqputslow; owner only
   std::uint64_t rng;               // victim order; owner only
+
+  // Advances schedtick: one add to memory by its only writer, which the monitor reads as an
+  // atomic (the same single-writer rule as WorkerStats::add, stats.hpp).
+  void tick() noexcept {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+    asm("addl $1, %0" : "+m"(schedtick));
+#else
+    __atomic_store_n(&schedtick, __atomic_load_n(&schedtick, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#endif
+  }
+  // schedtick, from any thread.
+  std::uint32_t read_tick() const noexcept { return __atomic_load_n(&schedtick, __ATOMIC_RELAXED); }
 
   // Nothing queued on this P at some recent instant (Go's runqempty). Any thread.
   bool queues_empty() const noexcept { return runnext.peek() == nullptr && runq.empty(); }

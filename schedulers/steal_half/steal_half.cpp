@@ -14,11 +14,13 @@
 // Where a runnable task goes (Go's newproc, ready, runqput)
 //
 //   spawn, or a join completing, on an M holding P ──► P.runnext (one slot)
+//   a task readied by a send, a receive or an unlock ─┘ (Go's ready: counted in ready_runnext)
 //                                  the task it displaces ──► P's local queue, at the tail
 //                                                          │ full (256)
 //                                                          ▼
 //                             older half + displaced task ──► global queue (runqputslow)
-//   the root (from outside), a task back from a system call with no P ──► global queue
+//   the root (from outside), a task back from a system call with no P, a task that yields or
+//   is preempted (Go's Gosched, gopreempt_m) ──► global queue
 //   then, after every put (runnext included): wake an M if a P is idle and nobody spins (wakep)
 //
 // Where an M holding P looks for its next task (schedule + findRunnable)
@@ -55,8 +57,9 @@
 //   - If every P is busy and nobody spins, the submitter sets need_spinning (Go's needspinning,
 //     under the sched lock), and an M about to give up its P without spinning (others were
 //     spinning when it looked) spins once more instead. Otherwise that M parks while the task
-//     waits in a busy P's queue behind a task that may never yield: Go's preemption gets it run
-//     in the end, schedlab has none (tests/stress: StealHalfSpinningProtocol).
+//     waits in a busy P's queue behind a task that may never yield: preemption gets it run in
+//     the end, but only once the running task passes a safe point (below), and one that never
+//     does would hold it for good (tests/stress: StealHalfSpinningProtocol).
 //   - A spinner that finds work stops spinning; if it was the last spinner it wakes another
 //     (resetspinning), so a burst of new work is spread one thread at a time.
 //   - A spinner that gives up decrements nmspinning first and then looks at every queue again
@@ -97,6 +100,38 @@
 //   pays Go's slowest path, a wake-up, two thread switches and a trip through the global queue,
 //   whether it blocks or not. --handoff off keeps P blocked with M1 for the whole call.
 //
+// Channels and mutexes: Go's ready() and runnext (sync/go_channel.hpp, go_mutex.hpp)
+//
+//   A task that receives from an empty channel, sends to a full one, or finds a mutex locked
+//   (after spinning, Go's rule: only while some other P runs and nothing waits in its own queue)
+//   parks: the runtime saves its fiber and lets the channel's lock go from the switch action, and
+//   the M looks for its next task at once. The task that sends it a value (or receives its, or
+//   unlocks the mutex) readies it as Go's ready() does: into the readier's P's runnext, where it
+//   runs as soon as the readier parks, yields or ends, inheriting the readier's time slice
+//   (inheritTime): a ping-pong pair then runs back to back on one P, never queued, never stolen
+//   before a thief's 3 µs grace (ready_runnext counts such readies, ready_runnext_stolen those a
+//   thief took anyway; --runnext off shows what runnext saves: the partner goes to the local
+//   queue, where the other P's spinning M steals it at once).
+//
+// Preemption at safe points (--preempt safepoint, the default; runtime/preemption.hpp)
+//
+//   The system monitor looks at every busy P each round (10 ms apart while a P is busy, shorter
+//   while it retakes Ps from calls) and marks a P whose schedtick has not moved for 10 ms
+//   (Go's forcePreemptNS, retake and preemptone). The task running there yields at its next safe
+//   point, to the back of the global queue (Go's gopreempt_m), and the P runs the others. A
+//   task taken from runnext inherits the slice, so a ping-pong pair shares one, and a pair that
+//   would otherwise hold its P for ever is preempted after 10 ms (tests: preemption_test).
+//   Safe points are what Go had before 1.14: checks the code calls (spawn, WaitGroup::go, every
+//   channel and mutex operation, and the workloads' loops every 1024 iterations:
+//   workloads/spin.hpp), where Go checks in every function's prologue. Go 1.14+ also stops a
+//   goroutine in a loop without calls, by signal (asynchronous preemption); schedlab does not:
+//   interrupting a C++ fiber at an arbitrary instruction is unsafe (Go's compiler records where
+//   every instruction may be stopped; a C++ compiler does not), so a loop without a safe point
+//   keeps its P until it ends, as in Go 1.13. What looking costs: the monitor's rounds, 10 ms
+//   apart while tasks run, ~10-15 µs of CPU each on the project's VM (README has the figures);
+//   the tick it reads is the one the 1-in-61 check already keeps, so the per-task path is as
+//   before.
+//
 // The network poller (runtime/poller.hpp; Go's netpoll in findRunnable, stopm and sysmon)
 //
 //   A task waiting for a socket (api.hpp: Socket) parks on the runtime's epoll poller and holds
@@ -135,24 +170,25 @@
 //     FIFO (Go's runqsteal), the oldest under LIFO. Go's choice under a LIFO owner would run the
 //     batch newest to oldest and start the oldest, likely largest, task last: on loops one-long
 //     the thief ran the long task after 99 short ones and idled as much as fair.
-//   - The system monitor retakes Ps from calls and polls the network (netpoll): Go's also
-//     preempts tasks running longer than 10 ms and forces garbage collections. So it sleeps
-//     deeply when no P is in a call and no task waits on a socket (once backed off), where Go's
-//     sleeps deeply only when every P is idle; and after a thread's call woke it, it returns at
+//   - The system monitor retakes Ps from calls, polls the network (netpoll) and preempts
+//     tasks running longer than 10 ms: Go's also forces garbage collections. With --preempt off
+//     it sleeps deeply when no P is in a call and no task waits on a socket (once backed off),
+//     where Go's sleeps deeply only when every P is idle (with preemption it does as Go); and after a thread's call woke it, it returns at
 //     once to its 10 ms rounds if the calls end before it has retaken anything, where Go's bets
 //     50 rounds of 20 µs on them (sysmon.hpp says why: a round costs ~10-15 µs of CPU on a VM,
 //     and steal-half's monitor is woken at the start of nearly every repetition). Go's
 //     syscalltick advances when a call ends (exitsyscall) and when its P is retaken; here it
 //     advances when a call starts: either way each call has its own number, which is all retake
 //     compares.
-//   - No timers, no GC, no preemption: schedlab has none of them. Without
-//     preemption a pair of tasks respawning each other through runnext (or a LIFO tail) keeps
-//     running before the older tasks of the same P; thieves are what get the rest run. The
-//     1-in-61 global check counts schedule ticks, and, as in Go, a task taken from runnext
-//     inherits its readier's tick (inheritTime): a runnext ping-pong never ticks. Go relies on
-//     sysmon preempting that inherited time slice after 10 ms; schedlab cannot, so there the
-//     global queue waits for the ping-pong to end, while a ping-pong through the local queue
-//     (--runnext off, or a LIFO tail) ticks and is interrupted by the check.
+//   - No timers, no GC, and preemption only at safe points (above). A pair of tasks
+//     respawning each other through runnext (or a LIFO tail) keeps running before the older
+//     tasks of the same P; thieves are what get the rest run. The 1-in-61 global check counts
+//     schedule ticks, and, as in Go, a task taken from runnext inherits its readier's tick
+//     (inheritTime): a runnext ping-pong never ticks. Go relies on sysmon preempting that
+//     inherited time slice after 10 ms, and so does steal-half, at the pair's next safe point
+//     (a spawn, a channel operation); with --preempt off the global queue waits for the
+//     ping-pong to end, while a ping-pong through the local queue (--runnext off, or a LIFO
+//     tail) ticks and is interrupted by the check.
 //     --runnext-tick count makes runnext pops tick too (the ablation; steal_half_test shows
 //     which mechanism feeds the global queue in each case).
 //   - The 1-in-61 check is a countdown to the next global-first look, reset at each look, where
@@ -233,11 +269,15 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   void attach(FiberRuntime& runtime) override {
     Policy::attach(runtime);
     mstates_ = std::make_unique<MState[]>(runtime.config().max_threads);
-    // The monitor retakes Ps from calls (--handoff lazy) and polls the network (--netpoll on);
-    // it sleeps until the first call or network wait.
-    if (config_.handoff == HandOff::lazy || runtime.config().netpoll) {
+    preempt_ = runtime.config().preempt;
+    // The monitor retakes Ps from calls (--handoff lazy), polls the network (--netpoll on) and
+    // preempts tasks that run 10 ms (--preempt safepoint); it sleeps until the first call,
+    // network wait or busy P.
+    if (config_.handoff == HandOff::lazy || runtime.config().netpoll || preempt_) {
       SystemMonitor::Host& host = *this;  // a private base, converted where it is accessible
-      sysmon_ = std::make_unique<SystemMonitor>(host, procs_, config_.sysmon);
+      SysmonTiming timing = config_.sysmon;
+      timing.preempt = preempt_;
+      sysmon_ = std::make_unique<SystemMonitor>(host, procs_, timing);
       sysmon_->start();
     }
   }
@@ -252,6 +292,46 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
 
   void submit_new(Task& t, Worker* from) override { submit(t, from); }
   void submit_ready(Task& t, Worker* from) override { submit(t, from); }
+
+  // Go's ready() for a task parked on a channel or mutex: as any other, into the readier's P's
+  // runnext (runqput with next=true), and counted there; a thief that takes it later is counted
+  // too (steal_runnext).
+  void submit_woken(Task& t, Worker* from) override {
+    if (Processor* p = from != nullptr ? state(*from).p : nullptr; p != nullptr && config_.runnext) {
+      from->stats.add(Counter::ready_runnext);
+      p->last_woken.store(&t, std::memory_order_relaxed);
+    }
+    submit(t, from);
+  }
+
+  // Go's goschedImpl and gopreempt_m: the task goes to the back of the global queue, and an M
+  // is woken if a P is idle (wakep).
+  void submit_yield(Task& t, Worker* from) override {
+    push_global(t, from);
+    wake_if_needed(from);
+  }
+
+  // The monitor marks a P whose slice (schedtick) has lasted 10 ms; the task running there acts
+  // on the mark while that slice is still the P's, once (see runtime/preemption.hpp).
+  bool take_preempt_request(Worker& w) override {
+    Processor* p = state(w).p;
+    if (p == nullptr) return false;  // in a blocking call: the monitor deals with the P
+    const std::uint32_t tick = p->read_tick();
+    if (p->preempt_tick.load(std::memory_order_relaxed) != tick) return false;
+    return p->preempt_tick.exchange(kNoPreemptMark, std::memory_order_relaxed) == tick;
+  }
+  bool preempts_itself() const override { return true; }
+  static constexpr bool kOwnTimeSlices = true;  // schedtick, with runnext's inheritTime
+
+  // Go's runtime_canSpin: 4 rounds, only if some other P runs (GOMAXPROCS > npidle +
+  // nmspinning + 1) and nothing waits in this P's own queue.
+  bool may_spin(Worker& w, int iteration) const override {
+    constexpr int kActiveSpin = 4;  // Go: active_spin
+    if (iteration >= kActiveSpin) return false;
+    if (nprocs_ <= npidle_.load(std::memory_order_relaxed) + nmspinning_.load(std::memory_order_relaxed) + 1) return false;
+    const Processor* p = static_cast<const MState*>(w.policy_state)->p;
+    return p != nullptr && p->queues_empty();
+  }
 
   // Executed by w's thread only. Go's schedule(): find a task, stop spinning if we were. The
   // common case (a task in runnext or the local queue, no global check due) stays in this
@@ -303,7 +383,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   // Go's schedtick, kept as a countdown to the next global-first look (a division by 61 per
   // task would cost more than the rest of the fast path). Owner only.
   static void tick(Processor& p) {
-    ++p.schedtick;
+    p.tick();
     --p.until_global_check;
   }
 
@@ -458,6 +538,9 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   bool someone_looking() const override {
     return nmspinning_.load(std::memory_order_seq_cst) + npidle_.load(std::memory_order_seq_cst) > 0;
   }
+  // Some P is held (running tasks or looking for them): the monitor keeps its rounds to preempt.
+  // seq_cst, against note_busy() in pidle_remove_locked (sysmon.hpp).
+  bool any_busy() const override { return npidle_.load(std::memory_order_seq_cst) < nprocs_; }
   void handoff_retaken(Processor& p) override { handoff(p, nullptr); }
 
   // Go's sysmon, each round: "poll network if not polled for more than 10ms" (proc.go): when
@@ -840,6 +923,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     if (t == nullptr) return nullptr;
     w.stats.add(Counter::steals);
     w.stats.add(Counter::tasks_stolen);
+    if (t == victim.last_woken.load(std::memory_order_relaxed)) w.stats.add(Counter::ready_runnext_stolen);
     if (w.tracing()) {
       const std::uint64_t now = now_ns();
       w.trace.add(TraceKind::steal, now, now, 1);
@@ -1045,6 +1129,8 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     p.idle.store(false, std::memory_order_relaxed);
     const std::uint32_t before = npidle_.fetch_sub(1, std::memory_order_seq_cst);
     SCHEDLAB_ASSERT(before != 0, "the count of idle Ps never goes negative");
+    // The first busy P: a monitor that preempts wakes from its deep sleep (sysmon.hpp).
+    if (before == nprocs_ && preempt_ && sysmon_) sysmon_->note_busy();
   }
   void mput_locked(Worker& w) {
     SCHEDLAB_ASSERT(!state(w).listed_idle, "an M is on the idle list at most once");
@@ -1068,6 +1154,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   }
 
   const StealHalfConfig config_;
+  bool preempt_ = false;  // --preempt safepoint (RuntimeConfig::preempt); set by attach()
   const std::uint32_t nprocs_;
   const bool fenced_pushes_;  // membarrier unavailable: every push carries the barrier itself
   std::vector<std::unique_ptr<Processor>> procs_;

@@ -52,10 +52,12 @@ TEST(StealHalf, FullLocalQueueMovesHalfToTheGlobalQueue) {
 //     61st tick the P looks at the global queue first, so it runs within about 61 hops;
 //   - the successor goes through runnext and, as in Go (inheritTime), inherits its readier's
 //     tick: the ping-pong never ticks and the global check never comes. Go gets the task run
-//     because sysmon preempts a time slice older than 10 ms; schedlab has no preemption, so the
-//     task waits until the ping-pong gives up;
+//     because sysmon preempts a time slice older than 10 ms, and so does steal-half (--preempt
+//     safepoint, at the hop's spawn, a safe point); with --preempt off the task waits until the
+//     ping-pong gives up;
 //   - runnext pops counted like any other (--runnext-tick count, the ablation): the check again;
 //   - the check off (global-check 0): it starves whatever the counting (the control case).
+// Preemption is off but in the case that shows it: the others show what the tick does alone.
 struct PingPong {
   static constexpr long kGiveUp = 3'000'000;
   std::atomic<long> hops{0};
@@ -78,9 +80,11 @@ void hop(WaitGroup& wg, PingPong& st) {
   wg.go([&wg, &st] { hop(wg, st); });
 }
 
-void run_ping_pong_against_a_returning_task(StealHalfConfig c, PingPong& st, CounterSet* counters) {
+void run_ping_pong_against_a_returning_task(StealHalfConfig c, bool preempt, PingPong& st, CounterSet* counters) {
   c.max_threads = kOnePMaxThreads;
-  auto s = make_steal_half(one_p(), c);
+  RuntimeConfig rc = one_p();
+  rc.preempt = preempt;
+  auto s = make_steal_half(rc, c);
   st.sched = s.get();
   s->run([&] {
     WaitGroup wg;
@@ -107,6 +111,7 @@ struct StarvationCase {
   std::uint32_t global_check;
   const char* mechanism;  // what gets the returning task run (or why nothing does)
   bool starves;
+  bool preempt = false;   // --preempt safepoint: the monitor's 10 ms slice gets it run
 };
 
 class GlobalQueueStarvation : public ::testing::TestWithParam<StarvationCase> {};
@@ -119,11 +124,18 @@ TEST_P(GlobalQueueStarvation, SaysWhichMechanismRunsTheReturningTask) {
   c.global_check = sc.global_check;
   PingPong st;
   CounterSet k;
-  run_ping_pong_against_a_returning_task(c, st, &k);
+  run_ping_pong_against_a_returning_task(c, sc.preempt, st, &k);
   ASSERT_TRUE(st.returned_task_ran.load());
   ASSERT_GE(st.hops_at_return.load(), 1000);
   EXPECT_GE(k[Counter::handoffs], 1u);
   EXPECT_GE(k[Counter::threads_created], 2u) << "a second thread ran the P during the call";
+  if (sc.preempt) {
+    // Not within 61 hops, but long before the ping-pong gives up: at the first safe point after
+    // the monitor found the inherited slice 10 ms old.
+    EXPECT_LT(st.hops_when_ran.load(), PingPong::kGiveUp) << sc.mechanism;
+    EXPECT_GE(k[Counter::preemptions], 1u) << sc.mechanism;
+    return;
+  }
   if (sc.starves) {
     EXPECT_GE(st.hops_when_ran.load(), PingPong::kGiveUp)
         << sc.mechanism << ": the task should have waited for the ping-pong to give up";
@@ -143,9 +155,13 @@ INSTANTIATE_TEST_SUITE_P(
         StarvationCase{"LocalQueuePingPong", false, true, 61,
                        "every pop from the local queue ticks; the 1-in-61 global check runs it", false},
         StarvationCase{"RunnextPingPongInheritsTheTick", true, true, 61,
-                       "runnext pops inherit the tick (Go's inheritTime), so the check never comes; Go's "
-                       "sysmon would preempt the 10 ms slice, schedlab has no preemption",
+                       "runnext pops inherit the tick (Go's inheritTime), so the check never comes, and with "
+                       "--preempt off nothing preempts the slice",
                        true},
+        StarvationCase{"RunnextPingPongPreempted", true, true, 61,
+                       "runnext pops inherit the tick, and the monitor preempts the 10 ms slice (Go's sysmon) at "
+                       "the next hop's spawn, a safe point",
+                       false, true},
         StarvationCase{"RunnextPingPongCountingEveryPop", true, false, 61,
                        "runnext pops counted (--runnext-tick count): the 1-in-61 global check runs it", false},
         StarvationCase{"NoGlobalCheck", false, true, 0,

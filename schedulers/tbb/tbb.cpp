@@ -17,6 +17,17 @@
 //               (schedlab_gbench's raw:tbb-task-group rows are that reference);
 //   WaitGroup   one tbb::task_group; go() is run(), wait() is wait();
 //   blocking    nothing: TBB has no notion of a blocking call, the thread just blocks.
+//   channels,   Go's algorithms (sync/go_channel.hpp, go_mutex.hpp) over oneTBB's resumable tasks
+//   mutexes     (__TBB_RESUMABLE_TASKS, on in Debian's oneTBB 2021.8): a task that must wait calls
+//               tbb::task::suspend, which switches its thread to another stack (a coroutine of
+//               TBB's) that goes on running tasks, and the task that readies it calls
+//               tbb::task::resume, which queues it to continue on whichever arena thread takes it
+//               (a task on a thread's own stack, the root's for one, resumes only on that
+//               thread). Measured here: a ping-pong round trip through suspend and resume costs
+//               4-7 µs (a coroutine switch and an enqueue per hand-off). A task may thus end on
+//               another thread than it started on, so the per-thread state below is read again
+//               after every wait (a join, a wait group, a park): see Frame;
+//   yield       nothing (the default): oneTBB has no way for a task to go back to the queue;
 //   socket wait poll(2) on the thread (Scheduler::io_wait's default): TBB has no poller, and a
 //               thread waiting for a socket is one arena slot fewer, as in a TBB program.
 // The arena has exactly --threads slots, a root thread of the scheduler's own taking one of them,
@@ -51,6 +62,7 @@
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -60,11 +72,18 @@
 #include <string>
 #include <vector>
 
+#include <oneapi/tbb/task.h>
+
 #include "../cpu_pin.hpp"
 #include "../root_handoff.hpp"
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
+#include "../sync/blocked_watch.hpp"
 #include "../thread_stack.hpp"
+
+#if !__TBB_RESUMABLE_TASKS
+#error "schedlab's tbb backend parks tasks with oneTBB's resumable tasks (tbb::task::suspend), which this oneTBB lacks"
+#endif
 
 namespace schedlab {
 namespace {
@@ -192,8 +211,31 @@ class TbbScheduler final : public Scheduler {
     c.set(Counter::tasks_executed, c[Counter::tasks_executed]);
     c.set(Counter::migrations, c[Counter::migrations]);
     c.set(Counter::threads_created, threads_);
+    for (std::size_t i = 0; i < sync_counts_.size(); ++i) {
+      c.set(static_cast<Counter>(static_cast<std::size_t>(Counter::chan_parks) + i),
+            sync_counts_[i].load(std::memory_order_relaxed));
+    }
     return c;
   }
+
+  // Parks the calling task with oneTBB's resumable tasks: its thread goes on to other tasks on
+  // another stack, and ready() resumes the task, on whichever arena thread takes it up.
+  void park(Waiter& w, void (*unlock)(void*), void* lock) override {
+    count(w.kind == WaitKind::lock ? Counter::lock_parks : Counter::chan_parks);
+    watch_.block();
+    Frame* const mine = frame_top();
+    tbb::task::suspend([&w, unlock, lock](tbb::task::suspend_point sp) {
+      w.backend = sp;
+      unlock(lock);  // a ready() from now on finds the suspend point
+    });
+    frame_top() = mine;  // perhaps another thread: it runs this task's frame now
+  }
+  void ready(Waiter& w) override {
+    count(w.kind == WaitKind::lock ? Counter::lock_readies : Counter::chan_readies);
+    watch_.unblock();
+    tbb::task::resume(static_cast<tbb::task::suspend_point>(w.backend));
+  }
+  bool may_spin(int iteration) const override { return iteration < 4 && threads_ > 1; }
 
   void spawn(Task& t) override {
     const unsigned slot = current_slot();
@@ -215,19 +257,28 @@ class TbbScheduler final : public Scheduler {
 
   void join(Task& t) override {
     if (t.completion.load(std::memory_order_acquire) == Task::kDone) return;
-    Frame* frame = current_frame;
+    Frame* frame = frame_top();
     if (frame == nullptr || !frame->group || &*frame->group != t.backend) {
       throw std::logic_error(
           "under the tbb scheduler a JoinHandle must be joined by the task that spawned it");
     }
-    frame->group->wait();
+    {
+      const Blocked blocked(watch_);
+      frame->group->wait();
+    }
+    frame_top() = frame;  // a task it ran meanwhile may have parked and ended elsewhere
     frame->unwaited = false;
   }
 
   void wait(GroupState& g) override {
     auto* group = static_cast<tbb::task_group*>(g.backend);
     if (group == nullptr) return;
-    group->wait();
+    Frame* const frame = frame_top();
+    {
+      const Blocked blocked(watch_);
+      group->wait();
+    }
+    frame_top() = frame;
     delete group;
     g.backend = nullptr;
     g.pending.store(0, std::memory_order_relaxed);
@@ -235,7 +286,25 @@ class TbbScheduler final : public Scheduler {
 
  protected:
   void run_root(const std::function<void()>& root) override {
-    handoff_.run(root);
+    // The root's waits are watched for a deadlock (sync/blocked_watch.hpp): every live task
+    // blocked on a channel, a mutex or a join for a second with nothing readied. Its parked
+    // waits are then abandoned (each throws DeadlockError), the tasks unwind, and the report is
+    // thrown once the root has.
+    std::string deadlock;
+    watch_.reset();
+    try {
+      handoff_.run(root, [this, &deadlock] {
+        if (deadlock.empty() && watch_.stuck(live_tasks(), now_ns())) {
+          deadlock = report_and_abandon_sync_waits(
+              "deadlock: all " + std::to_string(live_tasks()) + " live tasks have been blocked for " +
+                  std::to_string(BlockedWatch::kDeadlockAfterNs / 1'000'000) + " ms on channels, mutexes and joins",
+              "");
+        }
+      });
+    } catch (...) {
+      if (deadlock.empty()) throw;
+    }
+    if (!deadlock.empty()) throw DeadlockError(deadlock);
     if (const std::size_t got = short_stack_.load(std::memory_order_relaxed); got != 0) {
       throw ResourceError("oneTBB's worker threads have " + stack_size_word(got) + " stacks, not the --thread-stack " +
                           stack_size_word(thread_stack_) +
@@ -259,12 +328,13 @@ class TbbScheduler final : public Scheduler {
       if (pinned_here) pin_to_slot();
       const unsigned slot = current_slot();
       slots_[slot].add(Counter::tasks_spawned);
-      // Counted on every exit: a root that throws has been executed too.
+      // Counted on every exit: a root that throws has been executed too. (The root runs on
+      // this thread's own stack, which oneTBB resumes only on this thread.)
       struct CountExecuted {
         WorkerStats& stats;
         ~CountExecuted() { stats.add(Counter::tasks_executed); }
       } count{slots_[slot]};
-      Frame frame(current_frame);
+      Frame frame(watch_);
       root();
     });
     if (pinned_here) arena_pin.reset();
@@ -312,35 +382,77 @@ class TbbScheduler final : public Scheduler {
   static thread_local unsigned current_slot_cache;
   unsigned current_slot() const { return current_slot_cache; }
 
+  // A task blocked in a join or a wait group's wait, for the deadlock watch.
+  struct Blocked {
+    explicit Blocked(BlockedWatch& w) : watch(w) { watch.block(); }
+    ~Blocked() { watch.unblock(); }
+    BlockedWatch& watch;
+  };
+
   // The running task's frame: the task_group its spawns go to. A thread runs tasks nested
-  // (while one waits, it runs others), so the frames form a stack through `outer`. TBB never
-  // moves a running task to another thread, so a thread_local is safe here.
+  // (while one waits, it runs others), so the frames form a stack through `outer`, kept in a
+  // thread_local. A task that parks (tbb::task::suspend) may go on on another thread, whose
+  // chain it then does not belong to: so every wait sets the thread's top back to the waiting
+  // task's own frame when it returns (park, join, wait), the top is reached only through a
+  // fenced accessor after such a point (frame_top: docs/platform.md, a thread_local's address
+  // may otherwise be reused across the switch), and a frame's end restores `outer` on whichever
+  // thread it ends. What the top of a thread is between its tasks does not matter: only a
+  // task's own code spawns.
   // A group is waited for at most once per batch of spawns: a join waits only for a task that
   // has not finished, and the frame's end only if something was spawned since the last wait
   // (oneTBB requires a wait before a group with unfinished tasks is destroyed; after a wait, every
   // task spawned before it has finished). The idiomatic `run, run, wait` thus costs one wait, as
   // in raw task_group code, not one per join plus one at the end.
   struct Frame {
-    explicit Frame(Frame*& top) : outer(top), top_(top) { top_ = this; }
+    explicit Frame(BlockedWatch& w) : outer(frame_top()), watch(w) { frame_top() = this; }
     ~Frame() {
-      if (unwaited) group->wait();  // every handle has been joined already
-      top_ = outer;
+      if (unwaited) {  // every handle has been joined already
+        const Blocked blocked(watch);
+        group->wait();
+      }
+      frame_top() = outer;
     }
     std::optional<tbb::task_group> group;
     bool unwaited = false;  // tasks were spawned into `group` since its last wait()
     Frame* outer;
-    Frame*& top_;
+    BlockedWatch& watch;
   };
   static thread_local Frame* current_frame;
+  // The calling thread's current_frame, its address computed anew at each call.
+  [[gnu::noinline]] static Frame*& frame_top() noexcept {
+    asm volatile("" ::: "memory");
+    return current_frame;
+  }
+  // The calling thread's arena slot, read anew at each call (after a wait: see Frame).
+  [[gnu::noinline]] static unsigned fenced_slot() noexcept {
+    asm volatile("" ::: "memory");
+    return current_slot_cache;
+  }
+
+  void count(Counter k) noexcept {
+    sync_counts_[static_cast<std::size_t>(k) - static_cast<std::size_t>(Counter::chan_parks)].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  // Tasks spawned and not finished, the root included.
+  std::int64_t live_tasks() const noexcept {
+    std::int64_t n = 0;
+    for (const WorkerStats& s : slots_) {
+      n += static_cast<std::int64_t>(s.get(Counter::tasks_spawned)) - static_cast<std::int64_t>(s.get(Counter::tasks_executed));
+    }
+    return n;
+  }
+
 
   void execute(Task& t) {
     const unsigned slot = current_slot();
     if (t.spawned_on != slot) slots_[slot].add(Counter::migrations);
     {
-      Frame frame(current_frame);
+      Frame frame(watch_);
       t.run_body();
     }
-    slots_[slot].add(Counter::tasks_executed);
+    // The task may have parked and ended on another thread: count it on this one's slot.
+    slots_[fenced_slot()].add(Counter::tasks_executed);
+    watch_.progress();
     if (GroupState* g = t.group) {
       t.destroy(t);
       g->pending.fetch_sub(1, std::memory_order_acq_rel);
@@ -370,6 +482,10 @@ class TbbScheduler final : public Scheduler {
   StackHold stack_;  // before the arena: oneTBB reads the size when the first arena starts its pool
   tbb::task_arena arena_;
   std::vector<WorkerStats> slots_;  // indexed by arena slot; each slot is one thread at a time
+  // chan_parks, chan_readies, lock_parks, lock_readies: the counters from chan_parks on, in
+  // Counter's order (count()); shared, since a park and its ready happen on any threads.
+  std::array<std::atomic<std::uint64_t>, 4> sync_counts_{};
+  BlockedWatch watch_;  // tasks blocked on channels, mutexes, joins and waits
   mutable std::mutex tids_mutex_;
   std::set<pid_t> tids_;
   Observer observer_;

@@ -75,6 +75,34 @@ def _live_tasks_per_connection(row, _block):
     return (_cell(row, "peak_live_tasks") - 1.0) / conns if conns > 0 else math.nan
 
 
+def _round_trips(row):
+    """pingpong's round trips (--rounds x --pairs), from the row's workload parameters; NaN for
+    any other workload."""
+    if row.get("workload") != "pingpong":
+        return math.nan
+    try:
+        p = parse_params(row.get("workload_params", ""))
+        return float(p["rounds"]) * float(p["pairs"])
+    except (KeyError, TypeError, ValueError):
+        return math.nan
+
+
+def _round_trip_ns(row, _block):
+    """Wall time per round trip of a token between two tasks: two hand-offs, each a park of one
+    task and a ready of the other (a thread switch each under os-threads)."""
+    trips = _round_trips(row)
+    return _cell(row, "wall_ns") / trips if trips > 0 else math.nan
+
+
+def _per_round_trip(column):
+    """A count per pingpong round trip, one event added (as _per_task), so that a design that
+    never counts one has a finite ratio against one that does."""
+    def value(row, _block):
+        trips = _round_trips(row)
+        return (_cell(row, column) + 1.0) / trips if trips > 0 else math.nan
+    return value
+
+
 def _idle_share(row, _block):
     return _cell(row, "idle_ns") / (_cell(row, "wall_ns") * _cell(row, "threads"))
 
@@ -188,4 +216,9 @@ METRICS = {m.name: m for m in [
            _threads_per_connection, ("threads_created",)),
     Metric("live_tasks_per_connection", "peak live tasks (threads) per connection", False,
            _live_tasks_per_connection, ("peak_live_tasks",)),
+    Metric("round_trip_ns", "ns per ping-pong round trip", True, _round_trip_ns, ("wall_ns",)),
+    Metric("voluntary_switches_per_round_trip", "voluntary context switches per round trip", False,
+           _per_round_trip("ru_nvcsw"), ("ru_nvcsw",)),
+    Metric("migrations_per_round_trip", "migrations per round trip", False,
+           _per_round_trip("migrations"), ("migrations",)),
 ]}

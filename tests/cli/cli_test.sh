@@ -21,6 +21,15 @@ expect_refused "fib n 51" 2 "n 51: out of range for workload fib; use 0..50" -- 
 expect_refused "nqueens n 21" 2 "n 21: out of range for workload nqueens; use 1..20" -- run --scheduler fair --workload fib,nqueens --n 21 --out "$WORK/a.csv"
 expect_refused "negative size" 2 "file-size -1: out of range" -- run --scheduler fair --workload iomix --file-size -1 --out "$WORK/a.csv"
 expect_refused "parameter of no selected item" 2 "does not apply" -- run --scheduler fair --workload fib --capacity 8 --out "$WORK/a.csv"
+# Workloads whose tasks wait on each other, refused before the run by a backend that cannot park a task.
+if "$SCHEDLAB" list | grep '^  openmp' >/dev/null; then
+  expect_refused "openmp pingpong" 2 "scheduler openmp cannot run workload pingpong: openmp cannot park a task.*choose another scheduler \\(.*steal-half" -- run --scheduler steal-half,openmp --workload pingpong --out "$WORK/a.csv"
+  expect_refused "openmp lockmix" 2 "scheduler openmp cannot run workload lockmix: openmp cannot park a task" -- run --scheduler openmp --workload lockmix --out "$WORK/a.csv"
+fi
+expect_refused "serial sieve" 2 "scheduler serial cannot run workload sieve: serial runs each task to its end inside spawn" -- run --scheduler serial --workload sieve --out "$WORK/a.csv"
+expect_refused "elision channel" 2 "scheduler elision cannot run workload channel: the sequential elision runs every task as a plain call" -- run --scheduler elision --workload fib,channel --out "$WORK/a.csv"
+expect_refused "pingpong no pairs" 2 "pairs 0: out of range for workload pingpong" -- run --scheduler steal-half --workload pingpong --pairs 0 --out "$WORK/a.csv"
+expect_refused "preempt typo" 2 "preempt" -- run --scheduler steal-half --workload pingpong --preempt on --out "$WORK/a.csv"
 expect_refused "missing output directory" 2 "output directory $WORK/nodir does not exist" -- "${run_small[@]}" --out "$WORK/nodir/a.csv"
 touch "$WORK/exists.csv"
 expect_refused "existing output file" 2 "already exists; choose another --out" -- "${run_small[@]}" --out "$WORK/exists.csv"

@@ -19,6 +19,8 @@ from schedlab_results.paired import hodges_lehmann, holm, signed_rank_p
 BLOCKS = 15
 TASKS = 1000.0
 CONNS = 64.0  # netmix's --conns, for the per-connection metrics
+ROUNDS = 1000.0  # pingpong's --rounds, for the per-round-trip metrics
+ROUND_TRIP_METRICS = ("round_trip_ns", "voluntary_switches_per_round_trip", "migrations_per_round_trip")
 # The defaults of the parameters the criteria's selectors change (harness/registry.cpp); a
 # sidecar carries them as `parameters`, and every row names all of its scheduler's parameters.
 DEFAULTS = {"steal-half": {"replica": "a", "local-order": "lifo", "steal-amount": "half",
@@ -39,7 +41,14 @@ def workload_params(part):
     values = {k: v[0] for k, v in part.where.items()}
     if part.metric in ("threads_per_connection", "live_tasks_per_connection"):
         values["conns"] = f"{CONNS:g}"
+    if part.metric in ROUND_TRIP_METRICS:
+        values.setdefault("pairs", "1")
+        values["rounds"] = f"{ROUNDS:g}"
     return " ".join(f"{k}={v}" for k, v in sorted(values.items()))
+
+
+def round_trips(part):
+    return ROUNDS * float(part.where.get("pairs", ["1"])[0])
 
 
 def metric_columns(part, value, threads):
@@ -70,6 +79,12 @@ def metric_columns(part, value, threads):
         return {"threads_created": value * CONNS + threads}
     if m == "live_tasks_per_connection":
         return {"peak_live_tasks": value * CONNS + 1}
+    if m == "round_trip_ns":
+        return {"wall_ns": value * round_trips(part)}
+    if m == "voluntary_switches_per_round_trip":
+        return {"ru_nvcsw": value * round_trips(part) - 1}
+    if m == "migrations_per_round_trip":
+        return {"migrations": value * round_trips(part) - 1}
     if m == "efficiency_to_bound":
         # the elision runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
         return {"wall_ns": 2000.0 / (threads * value), "work_span_ratio": 100.0}

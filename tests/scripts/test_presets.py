@@ -59,6 +59,7 @@ PARTS = {
 }
 # Parts that need Go (go-runtime rows), and the simulator (Valgrind), when the machine lacks them.
 NEEDS_GO = {("switch", "Go's own runtime also beats os-threads"),
+            ("switch", "Go's own goroutines: a round trip costs a fraction of os-threads' (1 thread)"),
             ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)")}
 NEEDS_SIM = {("lifo", "cache misses")}
 
@@ -85,6 +86,10 @@ def shrink(params, workload):
         p.update({"bytes": "256K", "leaf": "16K"})
     if workload == "matmul":
         p.update({"dim": 64, "block": 16})
+    if workload == "pingpong":
+        p["rounds"] = min(int(p.get("rounds", 10000)), 200)
+    if workload == "lockmix":
+        p.update({"ops": 20, "hold": 200, "between": 20})
     return p
 
 

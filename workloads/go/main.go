@@ -49,18 +49,22 @@ type workload interface {
 type constructor func(flags *flag.FlagSet) func() (workload, error)
 
 var workloads = map[string]constructor{
-	"fib-go":  newFibGo,
-	"fib":     newFibCilk,
-	"loops":   newLoops,
-	"iomix":   newIomix,
-	"netmix":  newNetmix,
-	"skynet":  newSkynet,
-	"nqueens": newNqueens,
-	"uts":     newUts,
+	"fib-go":   newFibGo,
+	"fib":      newFibCilk,
+	"loops":    newLoops,
+	"iomix":    newIomix,
+	"netmix":   newNetmix,
+	"skynet":   newSkynet,
+	"nqueens":  newNqueens,
+	"uts":      newUts,
+	"pingpong": newPingPong,
+	"sieve":    newSieve,
+	"channel":  newChannel,
+	"lockmix":  newLockmix,
 }
 
 // The workloads' names, for the error that lists them.
-const workloadNames = "fib-go, fib, loops, iomix, skynet, nqueens, uts"
+const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, sieve, channel, lockmix"
 
 // The line printed per measured repetition, or once on failure.
 type result struct {
