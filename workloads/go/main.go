@@ -58,13 +58,14 @@ var workloads = map[string]constructor{
 	"nqueens":  newNqueens,
 	"uts":      newUts,
 	"pingpong": newPingPong,
+	"wakeup":   newWakeup,
 	"sieve":    newSieve,
 	"channel":  newChannel,
 	"lockmix":  newLockmix,
 }
 
 // The workloads' names, for the error that lists them.
-const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, sieve, channel, lockmix"
+const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, wakeup, sieve, channel, lockmix"
 
 // The line printed per measured repetition, or once on failure.
 type result struct {
