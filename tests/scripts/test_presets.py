@@ -52,6 +52,12 @@ PARTS = {
            ("netpoll-p", "faster than a thread per wait (1 thread)"),
            ("netpoll-p", "Go's own poller, against a thread per wait (1 thread)"),
            ("concurrency", "I/O-bound work gains on one core")},
+    "latency": {("spinning-wait", "spinning off: a readied task waits longer, median (2 threads)"),
+                ("spinning-wait", "spinning off: a readied task waits longer, p99 (2 threads)"),
+                ("spinning-wait", "spinning off, the readied task in the queue (--runnext off): median (2 threads)"),
+                ("preemption", "without preemption the longest wait is a whole run of the other (1 thread)"),
+                ("preemption", "with preemption the longest wait stays within 3 time slices of 10 ms (1 thread)"),
+                ("poller-latency", "without the poller the p99 request latency doubles (open loop, 1 thread)")},
     "io-socket-st": set(),  # tzcnt's io_socket_st shape: no claim, but its A/A control's noise floor
     "granularity": set(),  # a task-size sweep: no claim, but its A/A control's noise floor
     "field": set(),  # the field's benchmarks, for the table beside the literature: no claim
@@ -88,6 +94,10 @@ def shrink(params, workload):
         p.update({"dim": 64, "block": 16})
     if workload == "pingpong":
         p["rounds"] = min(int(p.get("rounds", 10000)), 200)
+        if "hog-iters" in p:
+            p["hog-iters"] = min(int(p["hog-iters"]), 200000)
+    if workload == "wakeup":
+        p["rounds"] = min(int(p.get("rounds", 500)), 20)
     if workload == "lockmix":
         p.update({"ops": 20, "hold": 200, "between": 20})
     return p
@@ -193,6 +203,9 @@ class EveryPresetJudgesWhatItExistsFor(unittest.TestCase):
 
     def test_granularity(self):
         self.check("granularity")
+
+    def test_latency(self):
+        self.check("latency")
 
     def test_io_socket_st(self):
         self.check("io-socket-st")
