@@ -33,7 +33,7 @@ from matplotlib import ticker  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import claims, doc, latency  # noqa: E402
-from .load import (CASE_KEY, ELISION, SINGLE_THREADED, config_labels, flagged, native,  # noqa: E402
+from .load import (CASE_KEY, ELISION, SINGLE_THREADED, config_labels, native,  # noqa: E402
                    natural_key, parse_params, simulated)
 from .metrics import METRICS  # noqa: E402
 from .stats import efficiency, efficiency_reference, metg, per_task, summarise  # noqa: E402
@@ -708,12 +708,12 @@ def _time_axis(ax, axis="y"):
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticker.FuncFormatter(label))
 
 
-def _unflagged_with(rows, kind):
-    """The rows that carry a `kind` distribution, flagged repetitions left out as in the claims."""
+def _rows_with(rows, kind):
+    """The rows that carry a `kind` distribution (every repetition, flagged ones too, as in every
+    figure: the flags decide what the claims judge)."""
     column = "_" + kind
     if column not in rows:
         return rows.iloc[0:0]
-    rows = rows[~flagged(rows)]
     return rows[rows[column].notna()]
 
 
@@ -729,11 +729,11 @@ def _case_panels(rows):
 
 def figure_latency(p):
     """Per workload and kind of latency: the whole distribution of each scheduler variant
-    (merged over its unflagged repetitions), percentile on the nines scale against time on a
+    (merged over its repetitions), percentile on the nines scale against time on a
     log scale; Go's own histogram in the same axes."""
     s = Section("9. Latency: how long a runnable task waits, and how long a request takes")
     for kind in latency.KINDS:
-        rows = _unflagged_with(p.results.rows, kind)
+        rows = _rows_with(p.results.rows, kind)
         for workload in sorted(rows["workload"].unique()):
             panels = _case_panels(rows[rows["workload"] == workload])
             fig, axes = grid(len(panels), 4.6, 3.3)
@@ -766,12 +766,11 @@ def figure_latency(p):
                        bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(present)), frameon=False)
             p.save(fig, f"latency_{kind}_{workload}", s,
                    f"{latency.KIND_LABELS[kind].capitalize()}, {workload}: the whole distribution of each "
-                   "scheduler, percentile on a nines scale", "dot: the largest; 0 ns drawn at 1 ns; flagged "
-                   "repetitions left out")
+                   "scheduler, percentile on a nines scale", "dot: the largest; 0 ns drawn at 1 ns")
     if not s.files:
         return s.skip("no run recorded a latency (--latency on, or netmix --load open)")
     s.blocks.append(doc.Paragraph(
-        "Each line merges a variant's repetitions (those not flagged) into one distribution and "
+        "Each line merges a variant's repetitions into one distribution and "
         "draws its nearest-rank percentiles from the median to the last sample; the nines scale "
         "spaces p90, p99 and p99.9 evenly, so the tail is as wide as the body. Scheduling delay: "
         "from a task becoming runnable to its first instruction on a worker (schedlab's record "
@@ -794,9 +793,9 @@ def _rate_sweeps(rows):
 
 def figure_latency_throughput(p):
     """The rate sweep: each variant's request latency (p50 dashed, p99 solid, merged over its
-    unflagged repetitions at each offered rate) against the throughput it achieved."""
+    repetitions at each offered rate) against the throughput it achieved."""
     s = Section("10. Latency against throughput: the open-loop rate sweep")
-    sweeps = _rate_sweeps(_unflagged_with(p.results.rows, "request"))
+    sweeps = _rate_sweeps(_rows_with(p.results.rows, "request"))
     if not sweeps:
         return s.skip("no open-loop configuration (netmix --load open) was run at two or more --rate values")
     keys = sorted(sweeps, key=lambda k: (k[0], natural_key(k[1]), k[2]))
@@ -823,7 +822,7 @@ def figure_latency_throughput(p):
     fig.legend(handles=[Patch(color=p.colors[v], label=v) for v in sorted(present)], fontsize=6,
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(present)), frameon=False)
     p.save(fig, "latency_throughput", s, "Request latency against throughput: each offered --rate's "
-           "p99 (solid) and p50 (dashed) at the rate achieved", "flagged repetitions left out")
+           "p99 (solid) and p50 (dashed) at the rate achieved")
     s.blocks.append(doc.Paragraph(
         "One point per offered --rate: x, the median over repetitions of the replies per second "
         "achieved (request_rate); y, the percentiles of the repetitions' latencies merged. A server "

@@ -314,10 +314,9 @@ def medians_blocks(results):
 
 def latency_blocks(results):
     """Per kind of latency, configuration, thread count and variant: the percentiles of its
-    repetitions' distributions merged (flagged repetitions left out), in microseconds; empty
-    when no run recorded a latency."""
+    repetitions' distributions merged (flagged ones too, as the figures and the medians table;
+    the claims leave them out), in microseconds; empty when no run recorded a latency."""
     rows = native(results.rows)
-    rows = rows[~flagged(rows)]
     table = []
     for kind in latency.KINDS:
         column = "_" + kind
@@ -336,7 +335,7 @@ def latency_blocks(results):
                                                       d.percentile(99.9), d.top())])
     if not table:
         return []
-    return [doc.Paragraph("Each case's repetitions (flagged ones left out) merged into one "
+    return [doc.Paragraph("Each case's repetitions merged into one "
                           "distribution, from the run's latency file; microseconds. Scheduling "
                           "delay: from a task becoming runnable to its first instruction on a "
                           "worker; request latency: netmix --load open, from each request's "
