@@ -328,7 +328,8 @@ def latency_blocks(results):
         for (workload, params, threads, variant), case in sorted(
                 have.groupby(key), key=lambda g: (g[0][0], natural_key(g[0][1]), g[0][2], g[0][3])):
             d = latency.merged(case, kind)
-            source = "Go's own (1 in 8)" if latency.sources(case, kind) == {"go"} else "schedlab"
+            source = {"go": "Go's own (1 in 8)", "generator": "the load generator"}.get(
+                "".join(sorted(latency.sources(case, kind))), "schedlab")
             table.append([latency.KIND_LABELS[kind], labels[(workload, params)], str(threads), variant, source,
                           str(len(case)), str(d.count)] +
                          [f"{v / 1e3:.1f}" for v in (d.percentile(50), d.percentile(90), d.percentile(99),

@@ -43,12 +43,21 @@ func (w *netmixWorkload) name(c uint64) string {
 	return fmt.Sprintf("netmix connection %d of %d", c+1, w.conns)
 }
 
-// connection is one connection's life; its error names the connection and the system's error.
-func (w *netmixWorkload) connection(c uint64) error {
+// dial connects connection c to the port on 127.0.0.1; its error names the connection.
+func (w *netmixWorkload) dial(c uint64) (net.Conn, string, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", w.port)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%s: cannot connect to %s: %v", w.name(c), addr, err)
+		return nil, addr, fmt.Errorf("%s: cannot connect to %s: %v", w.name(c), addr, err)
+	}
+	return conn, addr, nil
+}
+
+// connection is one connection's life; its error names the connection and the system's error.
+func (w *netmixWorkload) connection(c uint64) error {
+	conn, addr, err := w.dial(c)
+	if err != nil {
+		return err
 	}
 	defer conn.Close()
 	request := make([]byte, w.requestBytes)
@@ -86,10 +95,9 @@ func (w *netmixWorkload) connection(c uint64) error {
 
 // serve is one connection of the open loop: the server's side, as its goroutine.
 func (w *netmixWorkload) serve(c uint64) error {
-	addr := fmt.Sprintf("127.0.0.1:%d", w.port)
-	conn, err := net.Dial("tcp", addr)
+	conn, addr, err := w.dial(c)
 	if err != nil {
-		return fmt.Errorf("%s: cannot connect to %s: %v", w.name(c), addr, err)
+		return err
 	}
 	defer conn.Close()
 	request := make([]byte, w.requestBytes)

@@ -28,24 +28,9 @@
 namespace schedlab {
 namespace {
 
-// epoll data of the generator's own descriptors; a connection's is its descriptor (below 2^31).
-constexpr std::uint64_t kListenTag = std::uint64_t{1} << 40;
-constexpr std::uint64_t kTimerTag = kListenTag + 1;
-constexpr std::uint64_t kStopTag = kListenTag + 2;
-
 // As the echo server's (echo_server.cpp): long enough for any honest run, short enough that a
 // lost server task fails a test before ctest's timeout does.
 constexpr std::chrono::seconds kStallFloor{20};
-
-std::runtime_error setup_error(const std::string& what, int err) {
-  return std::runtime_error("netmix's load generator cannot " + what + ": " + errno_text(err) +
-                            (err == EMFILE || err == ENFILE ? "; raise the open-file limit (ulimit -n)" : ""));
-}
-
-void close_if_open(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
 
 }  // namespace
 
@@ -100,60 +85,11 @@ struct LoadGenerator::Connection {
 };
 
 LoadGenerator::LoadGenerator(LoadGeneratorConfig config)
-    : config_(config), stall_(kStallFloor) {
+    : config_(config), stall_(kStallFloor), endpoint_("netmix's load generator", "send timer") {
   if (config_.conns == 0 || config_.requests == 0 || config_.request_bytes == 0 || config_.rate_per_s == 0) {
     throw std::invalid_argument("netmix's load generator needs at least one connection, request, byte and request a second");
   }
-  struct Undo {
-    LoadGenerator& g;
-    bool armed = true;
-    ~Undo() {
-      if (!armed) return;
-      for (int* fd : {&g.listen_fd_, &g.epoll_fd_, &g.timer_fd_, &g.stop_fd_}) close_if_open(*fd);
-    }
-  } undo{*this};
-
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw setup_error("create its listening socket", errno);
-  const int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // loopback only
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    throw setup_error("bind 127.0.0.1", errno);
-  }
-  if (::listen(listen_fd_, SOMAXCONN) != 0) throw setup_error("listen on 127.0.0.1", errno);
-  socklen_t len = sizeof addr;
-  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) throw setup_error("read its port", errno);
-  port_ = ntohs(addr.sin_port);
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw setup_error("create its epoll instance", errno);
-  timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (timer_fd_ < 0) throw setup_error("create its send timer", errno);
-  stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (stop_fd_ < 0) throw setup_error("create its stop eventfd", errno);
-  for (const auto& [fd, tag] : {std::pair{listen_fd_, kListenTag}, std::pair{timer_fd_, kTimerTag},
-                                std::pair{stop_fd_, kStopTag}}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = tag;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) throw setup_error("watch its descriptors", errno);
-  }
-  try {
-    thread_ = std::thread([this] { serve(); });
-  } catch (const std::system_error& e) {
-    throw setup_error("start its thread", e.code().value());
-  }
-  undo.armed = false;
-}
-
-LoadGenerator::~LoadGenerator() {
-  const std::uint64_t one = 1;
-  while (::write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-  }
-  thread_.join();
-  for (int* fd : {&listen_fd_, &epoll_fd_, &timer_fd_, &stop_fd_}) close_if_open(*fd);
+  endpoint_.start([this] { serve(); });
 }
 
 std::optional<LoadSession> LoadGenerator::take_session(std::chrono::milliseconds timeout) {
@@ -201,7 +137,7 @@ void LoadGenerator::serve() noexcept {
       const linger abort{1, 0};  // close with RST: the server's next call fails at once
       ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
     }
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_DEL, fd, nullptr);
     ::close(fd);
     auto it = connections.find(fd);
     if (Session* s = it->second->session) s->conns[it->second->index] = nullptr;
@@ -219,7 +155,7 @@ void LoadGenerator::serve() noexcept {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
     ev.data.u64 = static_cast<std::uint64_t>(c.fd);
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+    ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_MOD, c.fd, &ev);
   };
   // Sends what the connection owes; false if it broke (the session then failed).
   auto flush = [&](Connection& c) {
@@ -277,11 +213,11 @@ void LoadGenerator::serve() noexcept {
       when.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000u);
       if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0) when.it_value.tv_nsec = 1;
     }
-    ::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &when, nullptr);
+    ::timerfd_settime(endpoint_.timer_fd(), TFD_TIMER_ABSTIME, &when, nullptr);
   };
   auto accept_all = [&] {
     for (;;) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      const int fd = ::accept4(endpoint_.listen_fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         return;  // EAGAIN; or out of descriptors, which the server's connect then reports
@@ -305,7 +241,7 @@ void LoadGenerator::serve() noexcept {
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.u64 = static_cast<std::uint64_t>(fd);
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+      ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_ADD, fd, &ev);
       schedule(now);
       try_send(s, s.accepted - 1);
     }
@@ -362,18 +298,18 @@ void LoadGenerator::serve() noexcept {
   for (;;) {
     const bool open = std::any_of(sessions.begin(), sessions.end(), [](const Session& s) { return !s.ended; });
     // With a session open, wake at least once a second to watch for a stall.
-    const int n = ::epoll_wait(epoll_fd_, events, 64, open ? 1000 : -1);
+    const int n = ::epoll_wait(endpoint_.epoll_fd(), events, 64, open ? 1000 : -1);
     if (n < 0 && errno != EINTR) break;  // cannot happen with valid descriptors; the sessions time out
     bool stop = false;
     for (int i = 0; i < std::max(n, 0); ++i) {
       const std::uint64_t tag = events[i].data.u64;
-      if (tag == kStopTag) {
+      if (tag == LoopbackEndpoint::kStopTag) {
         stop = true;
-      } else if (tag == kListenTag) {
+      } else if (tag == LoopbackEndpoint::kListenTag) {
         accept_all();
-      } else if (tag == kTimerTag) {
+      } else if (tag == LoopbackEndpoint::kTimerTag) {
         std::uint64_t expirations;
-        (void)!::read(timer_fd_, &expirations, sizeof expirations);
+        (void)!::read(endpoint_.timer_fd(), &expirations, sizeof expirations);
         schedule(now_ns());
       } else {
         auto it = connections.find(static_cast<int>(tag));

@@ -33,9 +33,9 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 
 #include "latency.hpp"
+#include "loopback_endpoint.hpp"
 
 namespace schedlab {
 
@@ -79,13 +79,13 @@ struct LoadSession {
 class LoadGenerator {
  public:
   // Listens on 127.0.0.1 (an ephemeral port) and starts the thread. Throws std::runtime_error
-  // naming the call, the errno and the fix when a socket, epoll or the thread cannot be had.
+  // naming the call, the errno and the fix when a socket, epoll or the thread cannot be had. The
+  // destructor stops the thread and closes every descriptor (LoopbackEndpoint).
   explicit LoadGenerator(LoadGeneratorConfig config);
-  ~LoadGenerator();
   LoadGenerator(const LoadGenerator&) = delete;
   LoadGenerator& operator=(const LoadGenerator&) = delete;
 
-  std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t port() const noexcept { return endpoint_.port(); }
   // The last session that ended since the last take, waiting up to `timeout` for one to end
   // with none left open (a session still open then is reported as an error in the result);
   // nullopt if none began (no server connected). Any thread.
@@ -100,17 +100,13 @@ class LoadGenerator {
 
   const LoadGeneratorConfig config_;
   const std::chrono::nanoseconds stall_;
-  int listen_fd_ = -1;
-  int epoll_fd_ = -1;
-  int timer_fd_ = -1;
-  int stop_fd_ = -1;
-  std::uint16_t port_ = 0;
 
   std::mutex mutex_;
   std::condition_variable ended_;
   std::optional<LoadSession> last_;  // guarded by mutex_
   unsigned open_sessions_ = 0;       // guarded by mutex_: begun and not ended
-  std::thread thread_;
+  // Last, so destroyed first: its serving thread is stopped while the rest is whole.
+  LoopbackEndpoint endpoint_;
 };
 
 }  // namespace schedlab
