@@ -49,6 +49,16 @@ class CsvWriter {
   std::atomic<std::size_t> rows_{0};
 };
 
+// The two halves of a results file that is never overwritten and never holds half a line,
+// shared by the CSV and the latency file (latency_file.hpp). create_results_file: a new file
+// (O_EXCL, O_APPEND); throws std::runtime_error naming it, the errno and the fix ("already
+// exists; choose another --out"). append_whole_line: `line` with one write(2) while holding
+// row_write_lock(); returns 0 and advances *committed, or, when the write stopped short, cuts
+// the file back to *committed and returns the errno (`cut_error`: 0 when the cut worked, else
+// its errno).
+int create_results_file(const std::string& path);
+int append_whole_line(int fd, const std::string& line, off_t* committed, int* cut_error);
+
 // Held by every CsvWriter while it writes a row. Never destroyed: a thread that ends the process
 // takes it (without a limit on how long it waits for a stuck write: `try_lock_for`) and keeps it.
 std::timed_mutex& row_write_lock();

@@ -67,7 +67,16 @@ std::vector<ParamSpec> runtime_params() {
                           "a task that has held its processor for 10 ms (Go's forcePreemptNS) yields at its next safe "
                           "point, a loop's or a channel or mutex operation's (Go before 1.14: no signal-based "
                           "preemption), to the back of the queue; off: a task runs until it waits, yields or ends"));
+  params.push_back(latency_param(RuntimeConfig{}.latency));
   return params;
+}
+
+ParamSpec latency_param(bool def) {
+  ParamSpec p = choice("latency", kOnOff, def,
+                       "record each task's scheduling delay (from becoming runnable to running) into the delay_* "
+                       "columns and the run's latency file; go-runtime: read Go's own /sched/latencies:seconds");
+  p.machine_setup = true;  // instrumentation: the claims compare designs whatever it is, where all agree
+  return p;
 }
 
 RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
@@ -78,6 +87,7 @@ RuntimeConfig runtime_config(unsigned threads, const ParamValues& p) {
   c.pin = chosen(p, "pin", kOnOff);
   if (p.count("netpoll") != 0) c.netpoll = chosen(p, "netpoll", kOnOff);  // boost-fiber has no poller
   if (p.count("preempt") != 0) c.preempt = chosen(p, "preempt", kPreemptModes);  // nor preemption
+  if (p.count("latency") != 0) c.latency = chosen(p, "latency", kOnOff);
   return c;
 }
 

@@ -1,7 +1,7 @@
 // entry_params.hpp: what a component's entry (schedulers/X/entry.cpp, workloads/X/entry.cpp)
 // uses to declare its parameters, so that parameters meaning the same thing are declared alike
 // everywhere: the spec constructors, the command-line words of enum settings, and the parameter
-// sets every fiber scheduler shares (stack, pinning, netpoll).
+// sets every fiber scheduler shares (stack, pinning, netpoll, latency).
 #pragma once
 
 #include <cstddef>
@@ -74,6 +74,10 @@ ParamSpec pin_param(bool def);
 // --thread-stack, the peers' whose waits nest tasks on their threads' own stacks (tbb, openmp:
 // thread_stack.hpp).
 ParamSpec thread_stack_param();
+// --latency, every scheduler's that can record its tasks' scheduling delay (the fiber runtime's
+// schedulers; go-runtime, which reads Go's own histogram). One spec, so that the name and
+// meaning agree everywhere. A machine-setup parameter: instrumentation, not a design.
+ParamSpec latency_param(bool def);
 // stack_params and --pin: every scheduler on the fiber runtime's stacks (boost-fiber too).
 std::vector<ParamSpec> fiber_params();
 // The fiber runtime's own schedulers (a Policy under PolicyRuntime): fiber_params, --netpoll and

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errno_text.hpp"
+#include "latency_file.hpp"
 #include "registry.hpp"
 #include "schedtrace.hpp"
 
@@ -203,8 +204,15 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
         !j["tasks"].is_number()) {
       throw std::runtime_error(who + ": a result line without wall_ns or tasks: " + line);
     }
-    GoRun run{j["wall_ns"].get<double>(), j["tasks"].get<double>(), std::nullopt};
+    GoRun run{j["wall_ns"].get<double>(), j["tasks"].get<double>(), std::nullopt, std::nullopt};
     if (j.contains("threads") && j["threads"].is_number_unsigned()) run.threads = j["threads"].get<std::uint64_t>();
+    if (j.contains("sched_latency")) {
+      try {
+        run.sched_latency = distribution_from_json(j["sched_latency"]);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(who + ": unreadable sched_latency in a result line (" + e.what() + "): " + line);
+      }
+    }
     runs.push_back(run);
   }
   if (!WIFEXITED(f.wait_status) || WEXITSTATUS(f.wait_status) != 0) {
@@ -222,6 +230,8 @@ Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline fr
   std::vector<std::pair<std::string, std::string>> args;
   for (const ParamSpec& p : case_.workload->params) args.emplace_back(p.name, case_.workload_params.at(p.name));
   for (auto& extra : w.external_args()) args.push_back(std::move(extra));
+  const bool latency = case_.param("latency") == "on";
+  if (latency) args.emplace_back("sched-latency", "on");
   // The Go program prints its own SCHED lines (GODEBUG=schedtrace) on the stderr it shares.
   if (schedtrace_ms_ > 0) std::fprintf(stderr, "%s\n", schedtrace_header(case_.label()).c_str());
   const std::vector<GoRun> runs =
@@ -230,7 +240,22 @@ Measurement GoProgramSubject::measure(Workload& w, bool /*traced: no timeline fr
   m.wall_ns = runs.at(0).wall_ns;
   // The one scheduler counter Go tells: its threads (a gauge, like the in-process schedulers').
   if (runs.at(0).threads) m.counters.set(Counter::threads_created, *runs.at(0).threads);
+  if (latency) {
+    if (!runs.at(0).sched_latency) {
+      throw std::runtime_error("go-runtime " + case_.workload->name + ": " + go_reference_binary() +
+                               " reported no sched_latency for --latency on; rebuild it (`cmake --build BUILD_DIR "
+                               "--target schedlab_go`)");
+    }
+    m.sched_delay = std::move(runs.at(0).sched_latency);
+    m.sched_delay_source = kDelaysFromGo;
+  }
   settle_task_count(m, static_cast<std::uint64_t>(runs.at(0).tasks), w.tasks_of_last_run(), case_.label());
+  // An open-loop workload's generator loaded the Go program too: its word on the replies, and
+  // its measurement of them.
+  if (std::string err = w.check_external(); !err.empty()) {
+    throw std::runtime_error("wrong result: " + case_.label() + ": " + err);
+  }
+  m.request = w.request_latency();
   return m;
 }
 

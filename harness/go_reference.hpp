@@ -40,6 +40,9 @@ struct GoRun {
   double wall_ns;
   double tasks;
   std::optional<std::uint64_t> threads;
+  // The measured region's scheduling latencies from Go's runtime/metrics (/sched/latencies:
+  // seconds, workloads/go/latency.go), when asked for with the argument sched-latency=on.
+  std::optional<LatencyDistribution> sched_latency;
 };
 
 // Runs schedlab-go once with GOMAXPROCS=threads: `warmup` unreported repetitions, then `reps`
@@ -56,8 +59,9 @@ std::vector<GoRun> run_go_reference(const std::string& workload,
 
 // The go-runtime Subject: each repetition is one run of schedlab-go with `warmup` unreported
 // repetitions first (a new process must warm up every time). Its Measurement has the program's
-// own wall time, task count and threads created; the other scheduler counters, rusage and
-// events are not measured.
+// own wall time, task count and threads created, with --latency on Go's own scheduling
+// latencies, and an open-loop workload's request latency (measured by the workload's generator
+// in this process); the other scheduler counters, rusage and events are not measured.
 // The program checks its own result.
 class GoProgramSubject final : public ProcessSubject {
  public:

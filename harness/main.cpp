@@ -42,6 +42,7 @@
 #include "csv.hpp"
 #include "diagnostics.hpp"
 #include "go_reference.hpp"
+#include "latency_file.hpp"
 #include "memory_budget.hpp"
 #include "metadata.hpp"
 #include "presets.hpp"
@@ -233,6 +234,9 @@ int cmd_run(RunRequest request, const std::string& out, const std::string& prese
     }
   } catch (const std::invalid_argument& e) {
     throw ParamError(e.what());
+  }
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.records_latency(); })) {
+    check_output_path(LatencyFile::path_for(request.out_path), "--out");
   }
   HwCounters events(parse_counters(request.counters).events);
   if (request.require_counters) require_counters(events);

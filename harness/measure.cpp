@@ -14,6 +14,7 @@
 #include "chrome_trace.hpp"
 #include "counters/cache_model.hpp"
 #include "counters/hw_counters.hpp"
+#include "latency_file.hpp"
 #include "metadata.hpp"
 #include "registry.hpp"
 #include "schedtrace.hpp"
@@ -65,6 +66,8 @@ nlohmann::json measurement_to_json(const Measurement& m) {
   if (m.nvcsw) out["nvcsw"] = *m.nvcsw;
   if (m.nivcsw) out["nivcsw"] = *m.nivcsw;
   if (m.model_l2_misses) out["model_l2_misses"] = *m.model_l2_misses;
+  if (m.sched_delay) out["sched_delay"] = {{"source", m.sched_delay_source}, {"distribution", distribution_json(*m.sched_delay)}};
+  if (m.request) out["request"] = {{"rate_per_s", m.request->rate_per_s}, {"distribution", distribution_json(m.request->latency)}};
   return out;
 }
 
@@ -88,6 +91,13 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   optional_from(j, "nvcsw", m.nvcsw);
   optional_from(j, "nivcsw", m.nivcsw);
   optional_from(j, "model_l2_misses", m.model_l2_misses);
+  if (j.contains("sched_delay")) {
+    m.sched_delay = distribution_from_json(j["sched_delay"].at("distribution"));
+    m.sched_delay_source = j["sched_delay"].at("source").get<std::string>();
+  }
+  if (j.contains("request")) {
+    m.request = RequestLatency{distribution_from_json(j["request"].at("distribution")), j["request"].at("rate_per_s").get<double>()};
+  }
   return m;
 }
 
@@ -141,6 +151,7 @@ Measurement InProcessSubject::measure(Workload& w, bool traced) {
   if (std::string err = w.check(); !err.empty()) {
     throw std::runtime_error("wrong result: " + label_ + ": " + err);
   }
+  m.request = w.request_latency();
   std::optional<std::uint64_t> observed;
   if (m.counters.has(Counter::tasks_executed)) observed = m.counters[Counter::tasks_executed];
   settle_task_count(m, observed, w.tasks_of_last_run(), label_);
@@ -162,6 +173,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   if (watchers_.schedtrace && s != nullptr) watchers_.schedtrace->watch(s, name_, label_);
   if (watchers_.model) footprints_.start();
   const CounterSet before = s != nullptr ? s->counters() : CounterSet{};
+  if (s != nullptr) (void)s->take_sched_delays();  // the warm-up's, or an earlier run's
   const Usage u0 = process_usage();
   if (watchers_.events) {
     watchers_.events->start(s != nullptr ? s->worker_tids() : std::vector<pid_t>{static_cast<pid_t>(::gettid())});
@@ -187,6 +199,7 @@ Measurement InProcessSubject::run_timed(Workload& w, bool traced) {
   if (watchers_.schedtrace) watchers_.schedtrace->watch(nullptr, "", "");
   // The elision has no scheduler and so no counters: every one of them stays unmeasured.
   if (s != nullptr) m.counters = s->counters() - before;
+  if (s != nullptr && (m.sched_delay = s->take_sched_delays())) m.sched_delay_source = kDelaysRecorded;
 #if !SCHEDLAB_STATS
   // The build without counters (it measures what they cost): nothing was counted, so nothing
   // may be written as a number.

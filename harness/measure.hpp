@@ -73,7 +73,18 @@ struct Measurement {
   // The per-core cache model's misses (cache_model.hpp), when footprints were recorded and the
   // workload declares its footprint (locality, matmul).
   std::optional<std::uint64_t> model_l2_misses;
+  // The run's scheduling delays (latency.hpp), when its scheduler recorded them: a fiber
+  // scheduler with --latency on, or go-runtime's own /sched/latencies:seconds (which Go samples,
+  // one transition in 8: sched_delay_source says whose).
+  std::optional<LatencyDistribution> sched_delay;
+  std::string sched_delay_source;
+  // The requests' latency and rate, for an open-loop workload (Workload::request_latency).
+  std::optional<RequestLatency> request;
 };
+
+// Where a row's scheduling delays came from (Measurement::sched_delay_source).
+inline constexpr char kDelaysRecorded[] = "schedlab";  // every delay, by the fiber runtime
+inline constexpr char kDelaysFromGo[] = "go";          // Go's runtime/metrics histogram
 
 class Subject {
  public:

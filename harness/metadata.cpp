@@ -311,10 +311,7 @@ void MetadataFile::save() const {
   throw std::runtime_error("cannot write " + path_ + ": " + errno_text(err) + "; free space or choose another --out");
 }
 
-namespace {
-
-// results/x.csv -> results/x + suffix (results/x + suffix for a name without .csv).
-std::string sibling_path_for(const std::string& csv_path, const std::string& suffix) {
+std::string path_beside_csv(const std::string& csv_path, const std::string& suffix) {
   const std::string ext = ".csv";
   if (csv_path.size() > ext.size() && csv_path.compare(csv_path.size() - ext.size(), ext.size(), ext) == 0) {
     return csv_path.substr(0, csv_path.size() - ext.size()) + suffix;
@@ -322,13 +319,7 @@ std::string sibling_path_for(const std::string& csv_path, const std::string& suf
   return csv_path + suffix;
 }
 
-}  // namespace
-
-std::string metadata_path_for(const std::string& csv_path) { return sibling_path_for(csv_path, ".meta.json"); }
-
-std::string machine_timeline_path_for(const std::string& csv_path) {
-  return sibling_path_for(csv_path, ".machine.json");
-}
+std::string machine_timeline_path_for(const std::string& csv_path) { return path_beside_csv(csv_path, ".machine.json"); }
 
 std::string write_new_file(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -339,5 +330,7 @@ std::string write_new_file(const std::string& path, const std::string& text) {
   ::unlink(path.c_str());
   return "cannot write " + path + ": " + errno_text(err);
 }
+
+std::string metadata_path_for(const std::string& csv_path) { return path_beside_csv(csv_path, ".meta.json"); }
 
 }  // namespace schedlab

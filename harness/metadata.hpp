@@ -95,6 +95,8 @@ class MetadataFile {
 
 // results/x.csv -> results/x.meta.json
 std::string metadata_path_for(const std::string& csv_path);
+// results/x.csv (or results/x) -> results/x + suffix: the files a run writes beside its CSV.
+std::string path_beside_csv(const std::string& csv_path, const std::string& suffix);
 // results/x.csv -> results/x.machine.json: the machine's timeline (machine_timeline.hpp), too
 // long for the sidecar, which names it.
 std::string machine_timeline_path_for(const std::string& csv_path);

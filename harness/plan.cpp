@@ -269,6 +269,11 @@ bool same_machine_setup(const Case& a, const Case& b) {
   return agree(a, b) && agree(b, a);
 }
 
+bool Case::records_latency() const {
+  if (simulated) return false;
+  return param("latency") == "on" || (workload->measures_requests && workload->measures_requests(workload_params));
+}
+
 nlohmann::json case_json(const Case& c) {
   return {{"scheduler", c.scheduler->name},
           {"scheduler_params", c.scheduler_params},

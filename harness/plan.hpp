@@ -96,6 +96,10 @@ struct Case {
   // (ParamSpec::machine_setup: pinning, the A/A replica label): "steal-half handoff=off" for
   // "steal-half pin=on handoff=off". What the summary finds a reference by.
   std::string design() const;
+  // Whether its rows may carry a latency distribution (latency_file.hpp): its scheduler records
+  // scheduling delays (--latency on) or its workload measures its requests' latency. Never for
+  // a simulated case (Valgrind's times).
+  bool records_latency() const;
 };
 
 // Whether two cases ran with the same machine settings (the ParamSpec::machine_setup parameters

@@ -54,7 +54,7 @@ std::vector<SchedulerEntry> harness_entries(const std::vector<WorkloadEntry>& wo
     if (w.go_twin) twins += (twins.empty() ? "" : ", ") + w.name;
   }
   SchedulerEntry go{"go-runtime", "Go's scheduler itself: the Go twins of " + twins + " (workloads/go), GOMAXPROCS = --threads",
-                    {}, {}, /*single_threaded=*/false, SchedulerKind::external, /*peer=*/true};
+                    {latency_param(false)}, {}, /*single_threaded=*/false, SchedulerKind::external, /*peer=*/true};
   go.rank = 100;
   return {elision, go};
 }

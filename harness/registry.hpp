@@ -100,6 +100,9 @@ struct WorkloadEntry {
   std::vector<ParamValues> test_params;
   // schedlab-go (workloads/go) has a twin of this workload, which `go-runtime` runs.
   bool go_twin = false;
+  // Whether a configuration measures its requests' latency (Workload::request_latency: netmix
+  // --load open), so that the run keeps the latency file (latency_file.hpp). Empty: never.
+  std::function<bool(const ParamValues& params)> measures_requests;
   // schedlab_gbench's values where they differ from the defaults (smaller trees).
   ParamValues gbench_defaults;
   // What its tasks wait on besides joins: the schedulers that cannot park them refuse it.

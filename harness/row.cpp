@@ -116,6 +116,64 @@ void results(std::vector<Column>& s) {
                kOtherProcess, [](const RowContext& r) { return optional_cell(r.m.cpu_ns, 0); }});
 }
 
+// "p50", "p90", "p99", "p999": a percentile's part of a column name.
+std::string percentile_name(double q) {
+  std::string digits = fixed(q, q == std::floor(q) ? 0 : 1);
+  std::erase(digits, '.');
+  return "p" + digits;
+}
+
+// The percentiles, max and count of one latency distribution (latency.hpp), `prefix`_p50_ns ...
+void distribution_columns(std::vector<Column>& s, const std::string& prefix, const std::string& what,
+                          const std::string& empty_when,
+                          std::function<const LatencyDistribution*(const RowContext&)> of) {
+  auto cell = [of](std::function<std::optional<std::uint64_t>(const LatencyDistribution&)> value) {
+    return [of, value](const RowContext& r) {
+      const LatencyDistribution* d = r.c.simulated ? nullptr : of(r);
+      if (d == nullptr) return std::string();
+      return optional_cell(value(*d));
+    };
+  };
+  for (double q : kLatencyPercentiles) {
+    s.push_back({prefix + "_" + percentile_name(q) + "_ns", ColumnType::integer, "ns", "latency",
+                 what + ": the " + fixed(q, q == std::floor(q) ? 0 : 1) + "th percentile (nearest rank)", empty_when,
+                 cell([q](const LatencyDistribution& d) { return d.percentile(q); })});
+  }
+  s.push_back({prefix + "_max_ns", ColumnType::integer, "ns", "latency", what + ": the largest", empty_when,
+               cell([](const LatencyDistribution& d) { return d.max(); })});
+  s.push_back({prefix + "_count", ColumnType::integer, "", "latency", what + ": how many were recorded", empty_when,
+               cell([](const LatencyDistribution& d) { return std::optional<std::uint64_t>(d.count()); })});
+}
+
+// Latency (latency.hpp): the scheduling delay of the run's tasks, and an open-loop workload's
+// request latency. Each distribution's buckets are in the run's latency file (latency_file.hpp).
+void latencies(std::vector<Column>& s) {
+  distribution_columns(
+      s, "delay",
+      "scheduling delay, from a task becoming runnable (spawned, readied by a join, a wait group or the poller, "
+      "back from a blocking call without its P) to its first instruction on a worker, every such event of the run "
+      "(go-runtime: Go's own /sched/latencies:seconds over the measured region, which Go samples, one transition "
+      "in 8); schedlab's within 1/128 of the exact figure, Go's buckets within 1/32; the buckets are in the run's "
+      "latency file",
+      "--latency off (the default; the fiber schedulers and go-runtime take it), a scheduler that cannot see its "
+      "tasks become runnable (tbb, openmp, boost-fiber, boost-fiber-shared, os-threads, serial, the elision: "
+      "README, Latency), or the row was simulated",
+      [](const RowContext& r) { return r.m.sched_delay ? &*r.m.sched_delay : nullptr; });
+  const std::string unmeasured = "the workload sends no requests on a schedule (every workload but netmix --load open)";
+  distribution_columns(
+      s, "request",
+      "request latency under open-loop load (netmix --load open), from each request's intended send time on the "
+      "generator's schedule to the end of its reply, so that a stalled server cannot hide its stall (coordinated "
+      "omission); within 1/128 of the exact figure; the buckets are in the run's latency file",
+      unmeasured, [](const RowContext& r) { return r.m.request ? &r.m.request->latency : nullptr; });
+  s.push_back({"request_rate", ColumnType::real, "requests/s", "latency",
+               "requests answered per second, from the generator's schedule's start to the last reply: the throughput "
+               "the offered --rate achieved",
+               unmeasured, [](const RowContext& r) {
+                 return r.m.request && !r.c.simulated ? fixed(r.m.request->rate_per_s, 1) : std::string();
+               }});
+}
+
 void scheduler_counters(std::vector<Column>& s) {
   for (std::size_t k = 0; k < kCounterCount; ++k) {
     const CounterInfo& info = kCounters[k];
@@ -265,6 +323,7 @@ std::vector<Column> build() {
   identification(s);
   parameters(s);
   results(s);
+  latencies(s);
   scheduler_counters(s);
   rusage_switches(s);
   events(s);

@@ -22,6 +22,7 @@
 #include "go_reference.hpp"
 #include "machine_load.hpp"
 #include "machine_timeline.hpp"
+#include "latency_file.hpp"
 #include "measure.hpp"
 #include "memory_budget.hpp"
 #include "metadata.hpp"
@@ -473,8 +474,9 @@ class BlockRepetition {
     while (!measured_.empty()) {
       auto& [l, m] = measured_.front();
       m.facts = l->facts;
-      run_.out.csv().write_row(
-          row_cells(RowContext{run_.out.sidecar().run_id(), run_.request.preset, *l->c, block_.index, rep_, m}));
+      const RowContext row{run_.out.sidecar().run_id(), run_.request.preset, *l->c, block_.index, rep_, m};
+      run_.out.csv().write_row(row_cells(row));
+      if (LatencyFile* latency = run_.out.latency()) latency->write(row);
       l->result.wall_ns.push_back(m.wall_ns);
       l->result.reps.push_back(rep_);
       l->result.tasks = m.tasks ? static_cast<double>(*m.tasks) : NAN;
@@ -617,9 +619,13 @@ RunOutputs::RunOutputs(const RunRequest& r, const std::vector<Case>& cases, cons
     if (!r.trace_path.empty()) trace_ = std::make_unique<ChromeTrace>(r.trace_path, r.trace_max_events);
     csv_ = std::make_unique<CsvWriter>(r.out_path, header());
     try {
+      if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.records_latency(); })) {
+        latency_ = std::make_unique<LatencyFile>(LatencyFile::path_for(r.out_path));
+      }
       sidecar_ = std::make_unique<Sidecar>(r, events, cases, geometry_, csv_->row_counter());
     } catch (...) {
       ::unlink(r.out_path.c_str());  // created just now, holds only the header
+      if (latency_) ::unlink(latency_->path().c_str());  // created just now, empty
       throw;
     }
   } catch (const std::runtime_error& e) {

@@ -57,11 +57,12 @@ extern std::atomic<bool> g_stopping_now;
 class ChromeTrace;
 class CsvWriter;
 class HwCounters;
+class LatencyFile;
 class Sidecar;
 
 // The files a run writes, all created before the first case runs and never over an existing
 // file: the --trace file (its opening written, so that a full disk shows now), the CSV with its
-// header, the sidecar. Failing to create any of them is a refusal (ParamError naming the file,
+// header, the latency file (when a case records latency), the sidecar. Failing to create any of them is a refusal (ParamError naming the file,
 // the errno and the fix), and removes those already created: a refused run leaves nothing.
 class RunOutputs {
  public:
@@ -69,6 +70,8 @@ class RunOutputs {
   ~RunOutputs();
   CsvWriter& csv() { return *csv_; }
   Sidecar& sidecar() { return *sidecar_; }
+  // The latency file, when a case records latency (Case::records_latency); else null.
+  LatencyFile* latency() { return latency_.get(); }
   ChromeTrace* trace() { return trace_.get(); }
   // The simulator's and the model's cache geometry, when a case is simulated or modelled.
   const std::optional<SimGeometry>& geometry() const { return geometry_; }
@@ -77,6 +80,7 @@ class RunOutputs {
   std::optional<SimGeometry> geometry_;
   std::unique_ptr<ChromeTrace> trace_;
   std::unique_ptr<CsvWriter> csv_;
+  std::unique_ptr<LatencyFile> latency_;
   std::unique_ptr<Sidecar> sidecar_;
 };
 

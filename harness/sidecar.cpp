@@ -8,6 +8,7 @@
 #include "counters/hw_counters.hpp"
 #include "counters/sim.hpp"
 #include "diagnostics.hpp"
+#include "latency_file.hpp"
 #include "locality_sizing.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
@@ -75,6 +76,13 @@ void cut(const nlohmann::json& data, std::initializer_list<const char*> holes, s
   pieces[i] = text.substr(from);
 }
 
+// The sidecar's word on the latency file (latency_file.hpp).
+constexpr char kLatencyFileWhat[] =
+    "one JSON line per row and latency kind (sched_delay: the scheduling delays; request: an open-loop workload's "
+    "request latency), keyed by run_id, block_index, rep and case, with the distribution's buckets [low_ns, "
+    "width_ns, count]: schedlab's own (latency.hpp: values under 128 ns exact, above 64 buckets per power of two, "
+    "every percentile within 1/128), or Go's /sched/latencies:seconds (16 per power of two)";
+
 // Values no real field holds (a control character: JSON escapes it, no user types it).
 constexpr char kErrorHole[] = "\x01error";
 constexpr char kRowsHole[] = "\x01rows";
@@ -105,12 +113,17 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
            std::to_string(LiveTaskGauge::kLiveBatch) + " tasks per additional worker (batched gauge)",
        "wall_ns covers Scheduler::run of the workload's root task; warm-up runs are not recorded",
        "cpu_ns, ru_nvcsw and ru_nivcsw are getrusage(RUSAGE_SELF) differences: the whole process",
-       "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region; "
+       "go-runtime rows: wall_ns and tasks as reported by the Go program for its measured region, threads_created "
+       "from its threadcreate profile, and with --latency on the delay_* columns from Go's own "
+       "/sched/latencies:seconds (read before and after the measured region; Go samples one transition in 8); "
        "other columns are not measured for them"});
   d["schema"] = schema_json();
   d["parameters"] = parameter_defaults();
   d["peers"] = peer_names();  // the report's peers figure reads which schedulers are peers
   describe_cache_back_ends(d, cases, geometry);
+  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.records_latency(); })) {
+    d["latency_file"] = {{"path", LatencyFile::path_for(r.out_path)}, {"what", kLatencyFileWhat}};
+  }
   if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.workload->name == "locality"; })) {
     d["locality_sizing"] = locality_sizing().json();  // what --bytes auto and --leaf auto chose, and why
   }

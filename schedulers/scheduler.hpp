@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "counters.hpp"
+#include "latency.hpp"
 #include "safepoint.hpp"
 #include "sync/sync_object.hpp"
 #include "sync/waiter.hpp"
@@ -105,6 +106,11 @@ class Scheduler {
   virtual bool trace_next_run(std::size_t /*max_events*/) { return false; }
   // The timeline of the traced run, one entry per worker thread. Call after that run.
   virtual std::vector<WorkerTrace> take_trace() { return {}; }
+  // The scheduling delays (latency.hpp) of every task started or resumed since the last call,
+  // merged over the workers, which start again from none; nullopt when this scheduler does not
+  // record them (--latency off, or a backend that cannot see a task become runnable: README,
+  // "Latency"). Call between runs.
+  virtual std::optional<LatencyDistribution> take_sched_delays() { return std::nullopt; }
 
   // ---- executor: called by api.hpp, during run(), from inside a task -----------------------
   // Makes `t` runnable. If t.group is set, the group's pending count already includes it.

@@ -85,6 +85,11 @@ struct Task {
   std::atomic<Task*> completion{nullptr};
   std::uint32_t spawned_on = 0;  // processor of the spawner (migration counting)
   std::uint32_t affinity = 0;    // policy-owned: fair binds the task to this processor
+  // When it last became runnable (now_ns), for its scheduling delay; 0 once that delay was
+  // recorded (runtime.hpp: mark_runnable, record_delay). Left uninitialised on purpose: with
+  // --latency off nothing reads it, and with it on every task is marked by its spawn before it
+  // is queued, so a task's first store here costs nothing when no delay is recorded.
+  std::uint64_t runnable_ns;
 
   // ---- other backends ---------------------------------------------------------------------
   void* backend = nullptr;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <memory>
@@ -56,6 +57,26 @@ std::string test_name(const ::testing::TestParamInfo<Pairing>& info) {
 
 class EveryWorkload : public ::testing::TestWithParam<Pairing> {};
 
+// With --latency on, a scheduler that records scheduling delays records exactly one per task
+// started (tasks executed, the root included) and one per resumption (every suspension ends in
+// one): every path that makes a task runnable passes the runtime's hook (runtime.hpp,
+// mark_runnable), whichever way the workload's tasks wait. A path that skipped it trips the
+// hook's assertion in a checked build, or shows here as a count that differs.
+void expect_one_delay_per_start_and_resume(const SchedulerEntry& s, Workload& work) {
+  const bool records = std::any_of(s.params.begin(), s.params.end(), [](const ParamSpec& p) { return p.name == "latency"; });
+  if (!records || s.single_threaded) return;
+  SCOPED_TRACE(s.name + " x2 --latency on");
+  auto sched = make_scheduler(s.name, 2, {{"latency", "on"}});
+  const CounterSet before = sched->counters();
+  (void)sched->take_sched_delays();
+  sched->run([&] { work.run(); });
+  const CounterSet delta = sched->counters() - before;
+  EXPECT_EQ(work.check(), "");
+  const std::optional<LatencyDistribution> delays = sched->take_sched_delays();
+  ASSERT_TRUE(delays.has_value());
+  EXPECT_EQ(delays->count(), delta[Counter::tasks_executed] + delta[Counter::suspensions]);
+}
+
 // The result checks pass and every task runs exactly once (tasks_executed against the
 // workload's own count, where the scheduler counts); for the fiber runtime's policies, the
 // policy's counters agree with what the runtime observed (conformance.hpp).
@@ -98,6 +119,7 @@ TEST_P(EveryWorkload, ComputesTheExactResultRunningEveryTaskOnce) {
           EXPECT_EQ(policy_counter_problems(runtime->counters()), "");
         }
       }
+      expect_one_delay_per_start_and_resume(s, *work);
     }
     work->cleanup();
   }

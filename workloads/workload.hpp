@@ -18,8 +18,16 @@
 #include <vector>
 
 #include "api.hpp"
+#include "latency.hpp"
 
 namespace schedlab {
+
+// What an open-loop workload measured of its last run (netmix --load open): every request's
+// latency from its intended send time to its reply, and the rate of replies achieved.
+struct RequestLatency {
+  LatencyDistribution latency;
+  double rate_per_s = 0;  // requests answered per second, from the schedule's start to the last reply
+};
 
 class Workload {
  public:
@@ -55,6 +63,15 @@ class Workload {
   // claims leave out a configuration where this leaves a stealing design too little to win
   // (criteria.toml, `room`).
   virtual std::optional<double> round_robin_ratio(unsigned /*processors*/) const { return std::nullopt; }
+  // What the workload itself saw of a run it did not run: an external twin's (the Go program's)
+  // against its inputs. "" if right, else what was wrong (netmix --load open: the generator's
+  // replies). check() includes it for the workload's own runs.
+  virtual std::string check_external() { return {}; }
+  // What the last run measured of its requests' latency, for a workload that sends requests on
+  // a schedule of its own (netmix --load open: its load generator, outside the scheduler); valid
+  // after run() or after an external twin's run against the same inputs. nullopt: the workload
+  // measures no request latency.
+  virtual std::optional<RequestLatency> request_latency() const { return std::nullopt; }
   // Removes what prepare() made. Called even when a run failed.
   virtual void cleanup() {}
   // What an external twin of this workload (the Go reference programs) needs beyond the

@@ -113,7 +113,7 @@ class CentralPolicy final : public Policy {
 void set_central_test_spawn_delay_ns(std::uint64_t ns) { test_spawn_delay_ns.store(ns, std::memory_order_relaxed); }
 
 std::unique_ptr<Scheduler> make_central(const RuntimeConfig& runtime, const CentralConfig& config) {
-  return std::make_unique<PolicyRuntime<CentralPolicy>>(std::make_unique<CentralPolicy>(config), runtime);
+  return make_policy_runtime(std::make_unique<CentralPolicy>(config), runtime);
 }
 
 }  // namespace schedlab

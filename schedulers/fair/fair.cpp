@@ -125,8 +125,7 @@ class FairPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_fair(const RuntimeConfig& runtime, const FairConfig& config) {
-  return std::make_unique<PolicyRuntime<FairPolicy>>(std::make_unique<FairPolicy>(runtime.threads, config),
-                                                     runtime);
+  return make_policy_runtime(std::make_unique<FairPolicy>(runtime.threads, config), runtime);
 }
 
 }  // namespace schedlab

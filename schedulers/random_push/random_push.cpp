@@ -171,8 +171,7 @@ class RandomPushPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_random_push(const RuntimeConfig& runtime) {
-  return std::make_unique<PolicyRuntime<RandomPushPolicy>>(std::make_unique<RandomPushPolicy>(runtime.threads),
-                                                           runtime);
+  return make_policy_runtime(std::make_unique<RandomPushPolicy>(runtime.threads), runtime);
 }
 
 }  // namespace schedlab

@@ -15,7 +15,10 @@ PollDesc* FiberRuntime::io_register(int fd) {
   std::function<void(Task&)> thread_ready;
   if (mode == NetpollMode::thread) {
     // From the poller's own thread, which is no worker (from = nullptr).
-    thread_ready = [this](Task& t) { policy_->submit_ready(t, nullptr); };
+    thread_ready = [this](Task& t) {
+      mark_runnable(t);
+      policy_->submit_ready(t, nullptr);
+    };
   }
   return netpoll_.get_or_start(std::move(thread_ready)).open(fd);
 }
@@ -34,6 +37,7 @@ void FiberRuntime::io_wait(int fd, PollDesc* desc, IoWait what) {
     if (poller->park(*desc, what, me)) {
       policy_->on_network_wait(here);
     } else {
+      mark_runnable(me);
       policy_->submit_ready(me, &here);
     }
   });

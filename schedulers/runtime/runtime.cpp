@@ -103,6 +103,7 @@ Worker* FiberRuntime::add_worker() {
   workers_[i] = std::make_unique<Worker>(*this, live_, i);
   Worker& w = *workers_[i];
   w.stats.add(Counter::threads_created);
+  if (config_.latency) w.delays = std::make_unique<LatencyHistogram>();
   if (trace_cap_per_worker_ != 0) {
     w.trace.reset(trace_cap_per_worker_);
     w.tracing_flag.store(true, std::memory_order_release);
@@ -313,6 +314,20 @@ std::vector<WorkerTrace> FiberRuntime::take_trace() {
   return out;
 }
 
+// Executed by the harness thread between runs. Every delay a worker recorded happened before
+// the root it belongs to finished (a task's delay is recorded before it runs, and its end is
+// published to the root through the completion protocol), and the next run's are recorded after
+// the root is submitted: no worker writes a histogram while this reads and clears it.
+std::optional<LatencyDistribution> FiberRuntime::take_sched_delays() {
+  if (!config_.latency) return std::nullopt;
+  LatencyHistogram merged;
+  for (unsigned i = 0; i < worker_count(); ++i) {
+    merged.merge(*workers_[i]->delays);
+    workers_[i]->delays->clear();
+  }
+  return merged.distribution();
+}
+
 void FiberRuntime::note_unpark(Worker* from) noexcept {
   if (from != nullptr) {
     from->stats.add(Counter::unparks);
@@ -350,6 +365,7 @@ void FiberRuntime::run_root(const std::function<void()>& root) {
     std::lock_guard lock(root_mutex_);
     root_done_ = false;
   }
+  mark_runnable(*t);
   policy_->submit_new(*t, nullptr);
   if (preempt_monitor_) preempt_monitor_->note_run_started();
   all_asleep_since_ = 0;

@@ -42,6 +42,7 @@
 
 #include "../assert.hpp"
 #include "../cpu_pin.hpp"
+#include "../latency.hpp"
 #include "../scheduler.hpp"
 #include "../stats.hpp"
 #include "live_tasks.hpp"
@@ -69,6 +70,10 @@ struct RuntimeConfig {
   // processor for 10 ms yields at its next safe point (runtime/preemption.hpp); off: a task
   // runs until it parks, yields or ends.
   bool preempt = true;
+  // --latency: record every task's scheduling delay (mark_runnable, record_delay) into a
+  // histogram per worker. Off by default: two clock reads per runnable task (README, "Latency"
+  // has their cost), which fork-join benchmarks of a few tens of ns per task would pay.
+  bool latency = false;
 };
 
 // The policy-independent half (see the top of this file). Built only as a PolicyRuntime<P>.
@@ -107,6 +112,21 @@ class FiberRuntime : public Scheduler {
   }
   // Counts a wake-up issued by `from` (nullptr: issued from outside the runtime's threads).
   void note_unpark(Worker* from) noexcept;
+
+  // ---- scheduling delay: the one hook where a task becomes runnable -------------------------
+  // The scheduling delay of a task is the time from its becoming runnable to its first
+  // instruction on a worker (a new task's body, or a suspended task's resumption). Every path
+  // that makes a task runnable calls mark_runnable(t) right before handing t to the policy:
+  // PolicyRuntime's spawn and readies (a join or wait group done, a waiter requeued, a channel's
+  // or a mutex's ready, a yield, a preemption), run_root, the poller's readies (io_wait.cpp;
+  // steal-half's inject), steal-half's exitsyscall0. A new path calls it too: with --latency on,
+  // the schedule loop asserts that every task it takes was marked (record_delay), so a path that
+  // forgets is caught by the debug build's tests (tests/workloads_test.cpp runs every workload
+  // under every policy so). Any thread; a clock read and a store when on.
+  void mark_runnable(Task& t) noexcept {
+    if (config_.latency) t.runnable_ns = now_ns();
+  }
+  std::optional<LatencyDistribution> take_sched_delays() override;
   // The network poller, nullptr until a task first waits for a socket (and always under
   // NetpollMode::off). Any thread.
   Poller* poller() const noexcept { return netpoll_.get(); }
@@ -145,6 +165,14 @@ class FiberRuntime : public Scheduler {
   }
   // The root task's group has no waiter task: its last task wakes the harness thread.
   bool is_root_group(const GroupState& g) const noexcept { return &g == &root_group_; }
+  // w is about to run t (the schedule loop, with --latency on): records t's scheduling delay in
+  // w's histogram (see mark_runnable).
+  static void record_delay(Worker& w, Task& t) noexcept {
+    SCHEDLAB_ASSERT(t.runnable_ns != 0, "every task that becomes runnable is marked (FiberRuntime::mark_runnable)");
+    const std::uint64_t now = now_ns();
+    w.delays->record(now > t.runnable_ns ? now - t.runnable_ns : 0);
+    t.runnable_ns = 0;
+  }
   void root_done();
 
   const RuntimeConfig config_;

@@ -17,8 +17,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <thread>
 
+#include "../latency.hpp"
 #include "../stats.hpp"
 #include "../task.hpp"
 #include "../trace.hpp"
@@ -29,7 +31,7 @@
 namespace schedlab {
 
 class FiberRuntime;
-template <class>
+template <class, bool>
 class PolicyRuntime;
 
 class alignas(64) Worker {
@@ -78,6 +80,9 @@ class alignas(64) Worker {
   // the preemption monitor), and the slice the monitor found overdue (kNoPreemptMark: none).
   std::atomic<std::uint32_t> slices{0};
   std::atomic<std::uint32_t> preempt_mark{UINT32_MAX};
+  // The scheduling delays of the tasks this worker started or resumed (--latency on, else null;
+  // runtime.hpp: mark_runnable). Written by this worker only; read and cleared between runs.
+  std::unique_ptr<LatencyHistogram> delays;
 
   // Idle accounting around a sleep: parks, idle_ns, and the start of the current sleep so a
   // counter snapshot taken while the worker sleeps includes it.
@@ -122,7 +127,7 @@ class alignas(64) Worker {
 
  private:
   friend class FiberRuntime;
-  template <class>
+  template <class, bool>
   friend class PolicyRuntime;
 
   const unsigned index_;

@@ -465,6 +465,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     // ... else the task waits in the global queue and this thread becomes a spare M (Go's
     // exitsyscall0).
     runtime_->suspend_current([this](Task& t, Worker& here) {
+      runtime_->mark_runnable(t);
       push_global(t, &here);
       wake_if_needed(&here);
     });
@@ -1049,7 +1050,10 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
     if (sysmon_) sysmon_->note_network_wait();
     TaskList ready = poller->poll(0);
     Task* first = ready.pop_front();
-    if (first != nullptr) inject(&w, &p, ready);
+    if (first != nullptr) {
+      runtime_->mark_runnable(*first);  // runnable since this poll found it; run at once
+      inject(&w, &p, ready);
+    }
     return first;
   }
 
@@ -1090,6 +1094,7 @@ class StealHalfPolicy final : public Policy, private SystemMonitor::Host {
   void inject(Worker* from, Processor* p, TaskList& ready) {
     if (ready.empty()) return;
     while (Task* t = ready.pop_front()) {
+      runtime_->mark_runnable(*t);
       if (p != nullptr) {
         count_push(from, Counter::local_pushes);
         push_runq(*from, *p, *t);
@@ -1193,8 +1198,7 @@ std::unique_ptr<Scheduler> make_steal_half(const RuntimeConfig& runtime,
                                            const StealHalfConfig& config) {
   RuntimeConfig with_spares = runtime;
   with_spares.max_threads = config.max_threads;
-  return std::make_unique<PolicyRuntime<StealHalfPolicy>>(
-      std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
+  return make_policy_runtime(std::make_unique<StealHalfPolicy>(runtime.threads, config), with_spares);
 }
 
 }  // namespace schedlab

@@ -11,7 +11,9 @@ Conventions the rest of the package relies on:
   ("key=value key=value", keys as on the command line); the per-parameter columns are dropped,
   because a parameter may share its name with a result column (loops' `tasks` parameter and the
   `tasks` result);
-- every column that is not an identification or a parameter is numeric and optional.
+- every column that is not an identification or a parameter is numeric and optional;
+- each row's latency distributions, when the run kept them (NAME.latency.jsonl), are in the
+  object columns `_sched_delay` and `_request` (latency.py), None where the row has none.
 """
 import csv
 import json
@@ -22,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+from . import latency
 
 # The columns these scripts read to identify a row and time it: a CSV without them is refused.
 REQUIRED_COLUMNS = ["run_id", "preset", "scheduler", "workload", "threads", "rep",
@@ -333,8 +337,9 @@ def config_labels(configs):
 
 
 def load(paths):
-    frames, files, all_result_columns, schema = [], [], [], {}
+    frames, files, all_result_columns, schema, latency_lines = [], [], [], {}, {}
     for path in paths:
+        latency_lines[path] = latency.read_lines(path)
         meta, note = _read_meta(path)
         file_schema = _schema_of(meta)
         df, result_columns = _read_csv(path, file_schema)
@@ -354,4 +359,5 @@ def load(paths):
             per_task = per_task.fillna(rows["ns_per_task"])
         rows["ns_per_task"] = per_task
     rows["variant"] = _variant_labels(rows)
+    latency.attach(rows, latency_lines)
     return Results(rows, files, all_result_columns, schema)

@@ -52,6 +52,11 @@ def _per_task(column):
     return value
 
 
+def _scaled(column, unit):
+    """The column in `unit`s (1e3: ns to µs)."""
+    return lambda row, _block: _cell(row, column) / unit
+
+
 def _extra_threads(row, _block):
     """Worker threads beyond the P ones (threads_created is a gauge: the most the scheduler had
     started by the end of the repetition)."""
@@ -220,4 +225,12 @@ METRICS = {m.name: m for m in [
            _per_round_trip("ru_nvcsw"), ("ru_nvcsw",)),
     Metric("migrations_per_round_trip", "migrations per round trip", False,
            _per_round_trip("migrations"), ("migrations",)),
+    # Latency (README, "Latency"): percentiles of one repetition's delays, read from its row. Not
+    # `timed`: the A/A control's noise floor is of a run's wall time, not of a tail of waits; the
+    # parts on them ask for effects of a quarter or a doubling instead.
+    Metric("delay_p50", "scheduling delay p50 (µs)", False, _scaled("delay_p50_ns", 1e3), ("delay_p50_ns",)),
+    Metric("delay_p99", "scheduling delay p99 (µs)", False, _scaled("delay_p99_ns", 1e3), ("delay_p99_ns",)),
+    Metric("delay_max", "longest scheduling delay (ms)", False, _scaled("delay_max_ns", 1e6), ("delay_max_ns",)),
+    Metric("request_p99", "request latency p99, open loop (µs)", False, _scaled("request_p99_ns", 1e3),
+           ("request_p99_ns",)),
 ]}

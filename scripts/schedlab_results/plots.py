@@ -3,9 +3,10 @@ writes its PNG (300 dpi), SVG (text kept as text) and PDF files into the output 
 returns a Section: the blocks the report shows under the figure's heading (the images and
 captions, or one line saying why the figure was skipped).
 
-(One module of ~820 lines on purpose: ten short figure functions and the Painter conventions
+(One module of ~950 lines on purpose: twelve short figure functions and the Painter conventions
 they all share; split per figure, each file would restate those conventions. The claims' two
-forest plots are drawn for the report's Claims section, not among the numbered figures.)
+forest plots are drawn for the report's Claims section, not among the numbered figures. What
+the latency figures compute from a run's latency file is in latency.py.)
 
 Shared conventions (Painter, cluster_bars): bars are the Hodges-Lehmann estimate over
 repetitions with its 95% interval, the interval the claims use; a panel whose values span more
@@ -31,9 +32,9 @@ import pandas as pd  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from . import claims, doc  # noqa: E402
-from .load import (CASE_KEY, ELISION, SINGLE_THREADED, config_labels, native, natural_key,  # noqa: E402
-                   simulated)
+from . import claims, doc, latency  # noqa: E402
+from .load import (CASE_KEY, ELISION, SINGLE_THREADED, config_labels, native,  # noqa: E402
+                   natural_key, parse_params, simulated)
 from .metrics import METRICS  # noqa: E402
 from .stats import efficiency, efficiency_reference, metg, per_task, summarise  # noqa: E402
 
@@ -688,6 +689,149 @@ def _ratio_ticks(ax):
     ax.xaxis.set_minor_locator(ticker.NullLocator())
 
 
+# ---- latency (latency.py: each row's distribution from the run's latency file) ---------------
+
+NINES_TICKS = (50, 90, 99, 99.9, 99.99, 99.999, 99.9999)
+
+
+def nines(q):
+    """The "nines" scale of a percentile: -log10(1 - q/100), so p90, p99, p99.9 sit 1 apart."""
+    return -np.log10(1.0 - np.asarray(q, dtype=float) / 100.0)
+
+
+def _time_axis(ax, axis="y"):
+    """A log time axis labelled in the unit of each decade (1 µs, 10 ms, ...)."""
+    def label(v, _):
+        unit, scale = next(((u, f) for u, f in TIME_UNITS if v >= f), TIME_UNITS[-1])
+        return f"{v / scale:g} {unit}"
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticker.FuncFormatter(label))
+
+
+def _rows_with(rows, kind):
+    """The rows that carry a `kind` distribution (every repetition, flagged ones too, as in every
+    figure: the flags decide what the claims judge)."""
+    column = "_" + kind
+    if column not in rows:
+        return rows.iloc[0:0]
+    return rows[rows[column].notna()]
+
+
+def _case_panels(rows):
+    """(title, rows) per workload configuration and thread count, in natural order."""
+    labels = config_labels(set(zip(rows["workload"], rows["workload_params"])))
+    panels = []
+    for (workload, params, threads), part in rows.groupby(["workload", "workload_params", "threads"]):
+        panels.append(((natural_key(params), threads),
+                       f"{labels[(workload, params)]}, {threads} thread{'s' if threads != 1 else ''}", part))
+    return [(title, part) for _, title, part in sorted(panels, key=lambda x: x[0])]
+
+
+def figure_latency(p):
+    """Per workload and kind of latency: the whole distribution of each scheduler variant
+    (merged over its repetitions), percentile on the nines scale against time on a
+    log scale; Go's own histogram in the same axes."""
+    s = Section("9. Latency: how long a runnable task waits, and how long a request takes")
+    for kind in latency.KINDS:
+        rows = _rows_with(p.results.rows, kind)
+        for workload in sorted(rows["workload"].unique()):
+            panels = _case_panels(rows[rows["workload"] == workload])
+            fig, axes = grid(len(panels), 4.6, 3.3)
+            present = {}
+            for ax, (title, part) in zip(axes, panels):
+                top = 0.0
+                for variant, vrows in sorted(part.groupby("variant"), key=lambda x: x[0]):
+                    d = latency.merged(vrows, kind)
+                    qs, values = d.curve()
+                    if not len(qs):
+                        continue
+                    go = latency.sources(vrows, kind) == {"go"}
+                    ax.plot(nines(qs), np.maximum(values, 1.0), color=p.colors[variant],
+                            linestyle="--" if go else "-", linewidth=1.1)
+                    ax.plot([nines(qs[-1])], [max(d.top(), 1.0)], "o", markersize=2.5, color=p.colors[variant])
+                    present[variant] = go
+                    top = max(top, float(nines(qs[-1])))
+                ticks = [t for t in NINES_TICKS if nines(t) <= top + 0.05] or [50]
+                ax.set_xticks(nines(ticks))
+                ax.set_xticklabels([f"p{t:g}" for t in ticks], fontsize=7)
+                _time_axis(ax)
+                ax.grid(alpha=0.3, which="both")
+                ax.set_title(textwrap.fill(title, 50), fontsize=8)
+                ax.set_ylabel(latency.KIND_LABELS[kind])
+            if not present:
+                plt.close(fig)
+                continue
+            fig.legend(handles=[Patch(color=p.colors[v], label=v + (" (Go's own histogram, dashed)" if go else ""))
+                                for v, go in sorted(present.items())], fontsize=6, loc="upper center",
+                       bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(present)), frameon=False)
+            p.save(fig, f"latency_{kind}_{workload}", s,
+                   f"{latency.KIND_LABELS[kind].capitalize()}, {workload}: the whole distribution of each "
+                   "scheduler, percentile on a nines scale", "dot: the largest; 0 ns drawn at 1 ns")
+    if not s.files:
+        return s.skip("no run recorded a latency (--latency on, or netmix --load open)")
+    s.blocks.append(doc.Paragraph(
+        "Each line merges a variant's repetitions into one distribution and "
+        "draws its nearest-rank percentiles from the median to the last sample; the nines scale "
+        "spaces p90, p99 and p99.9 evenly, so the tail is as wide as the body. Scheduling delay: "
+        "from a task becoming runnable to its first instruction on a worker (schedlab's record "
+        "every such event, within 1/128; go-runtime's, dashed, are Go's own "
+        "/sched/latencies:seconds, a 1-in-8 sample, within about 1/32, and count a return from a "
+        "system call on the goroutine's own P as 0 ns). Request latency: netmix --load open, from "
+        "each request's intended send time on the generator's schedule to its reply."))
+    return s
+
+
+def _rate_sweeps(rows):
+    """{(workload, the params but the rate, threads): rows} for the open-loop configurations
+    run at two or more rates."""
+    sweeps = {}
+    for (workload, params, threads), part in rows.groupby(["workload", "workload_params", "threads"]):
+        rest = " ".join(f"{k}={v}" for k, v in parse_params(params).items() if k != "rate")
+        sweeps.setdefault((workload, rest, threads), []).append(part)
+    return {k: pd.concat(v) for k, v in sweeps.items() if len(v) >= 2}
+
+
+def figure_latency_throughput(p):
+    """The rate sweep: each variant's request latency (p50 dashed, p99 solid, merged over its
+    repetitions at each offered rate) against the throughput it achieved."""
+    s = Section("10. Latency against throughput: the open-loop rate sweep")
+    sweeps = _rate_sweeps(_rows_with(p.results.rows, "request"))
+    if not sweeps:
+        return s.skip("no open-loop configuration (netmix --load open) was run at two or more --rate values")
+    keys = sorted(sweeps, key=lambda k: (k[0], natural_key(k[1]), k[2]))
+    fig, axes = grid(len(keys), 4.8, 3.4)
+    present = set()
+    for ax, key in zip(axes, keys):
+        for variant, vrows in sorted(sweeps[key].groupby("variant"), key=lambda x: x[0]):
+            points = []
+            for params, case in vrows.groupby("workload_params"):
+                d = latency.merged(case, "request")
+                points.append((float(case["request_rate"].median()), d.percentile(50), d.percentile(99)))
+            points.sort()
+            x, p50, p99 = (np.array(v, dtype=float) for v in zip(*points))
+            ax.plot(x, p99, "-o", markersize=3, color=p.colors[variant])
+            ax.plot(x, p50, "--", marker=".", color=p.colors[variant], alpha=0.7)
+            present.add(variant)
+        _time_axis(ax)
+        ax.set_xlabel("throughput achieved (requests/s)")
+        ax.set_ylabel("request latency")
+        ax.grid(alpha=0.3, which="both")
+        workload, rest, threads = key
+        ax.set_title(textwrap.fill(f"{workload} {rest}, {threads} thread{'s' if threads != 1 else ''}", 50),
+                     fontsize=8)
+    fig.legend(handles=[Patch(color=p.colors[v], label=v) for v in sorted(present)], fontsize=6,
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(present)), frameon=False)
+    p.save(fig, "latency_throughput", s, "Request latency against throughput: each offered --rate's "
+           "p99 (solid) and p50 (dashed) at the rate achieved")
+    s.blocks.append(doc.Paragraph(
+        "One point per offered --rate: x, the median over repetitions of the replies per second "
+        "achieved (request_rate); y, the percentiles of the repetitions' latencies merged. A server "
+        "that keeps up stays on the offered rate with a flat latency; past its capacity the "
+        "achieved rate stops growing while the latency, counted from each request's intended send "
+        "time, climbs (the latency-throughput curve of a server benchmark)."))
+    return s
+
+
 VERDICT_COLOURS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
 
 # Ratio parts whose smallest effect that counts is under this factor get a finer panel than
@@ -814,7 +958,7 @@ def figure_claims_by_configuration(p, table):
 
 
 FIGURES = [figure_time, figure_speedup, figure_cache, figure_switches, figure_traffic,
-           figure_granularity, figure_iomix, figure_peers]
+           figure_granularity, figure_iomix, figure_peers, figure_latency, figure_latency_throughput]
 
 
 def draw_all(results, out_dir, claims_table):

@@ -5,8 +5,9 @@ import datetime
 import math
 import os
 
-from . import apart, claims, doc, literature, machine, plots
-from .load import CASE_KEY, FLAGS, block_key, flagged, flagged_block_list, native, natural_key
+from . import apart, claims, doc, latency, literature, machine, plots
+from .load import (CASE_KEY, FLAGS, block_key, config_labels, flagged, flagged_block_list, native,
+                   natural_key)
 from .stats import summarise
 
 def flatten(obj, prefix=""):
@@ -412,6 +413,40 @@ def medians_blocks(results):
                        "Warning"], table)]
 
 
+def latency_blocks(results):
+    """Per kind of latency, configuration, thread count and variant: the percentiles of its
+    repetitions' distributions merged (flagged ones too, as the figures and the medians table;
+    the claims leave them out), in microseconds; empty when no run recorded a latency."""
+    rows = native(results.rows)
+    table = []
+    for kind in latency.KINDS:
+        column = "_" + kind
+        if column not in rows:
+            continue
+        have = rows[rows[column].notna()]
+        labels = config_labels(set(zip(have["workload"], have["workload_params"])))
+        key = ["workload", "workload_params", "threads", "variant"]
+        for (workload, params, threads, variant), case in sorted(
+                have.groupby(key), key=lambda g: (g[0][0], natural_key(g[0][1]), g[0][2], g[0][3])):
+            d = latency.merged(case, kind)
+            source = {"go": "Go's own (1 in 8)", "generator": "the load generator"}.get(
+                "".join(sorted(latency.sources(case, kind))), "schedlab")
+            table.append([latency.KIND_LABELS[kind], labels[(workload, params)], str(threads), variant, source,
+                          str(len(case)), str(d.count)] +
+                         [f"{v / 1e3:.1f}" for v in (d.percentile(50), d.percentile(90), d.percentile(99),
+                                                      d.percentile(99.9), d.top())])
+    if not table:
+        return []
+    return [doc.Paragraph("Each case's repetitions merged into one "
+                          "distribution, from the run's latency file; microseconds. Scheduling "
+                          "delay: from a task becoming runnable to its first instruction on a "
+                          "worker; request latency: netmix --load open, from each request's "
+                          "intended send time to its reply. The CSV's delay_* and request_* "
+                          "columns give the same percentiles per repetition."),
+            doc.Table(["Latency", "Configuration", "Threads", "Scheduler", "Source", "Reps", "Count",
+                       "p50", "p90", "p99", "p99.9", "max"], table)]
+
+
 def write(results, sections, claim_figures, table, out_dir):
     """The report opens with what people come for, the claims (their summary and forest plot
     first), then the figures, then what the numbers rest on: the runs, the machine, the
@@ -430,6 +465,9 @@ def write(results, sections, claim_figures, table, out_dir):
     blocks.append(doc.Heading(2, "Figures"))
     for s in sections:
         blocks += [doc.Heading(3, s.title)] + s.blocks
+    percentiles = latency_blocks(results)
+    if percentiles:
+        blocks += [doc.Heading(2, "Latency percentiles")] + percentiles
     beside = literature.blocks(results)  # only where a workload has published figures
     if beside:
         blocks += [doc.Heading(2, "Beside the literature")] + beside

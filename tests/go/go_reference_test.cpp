@@ -229,6 +229,48 @@ TEST_F(GoReference, NetmixAgainstTheWorkloadsServer) {
   work->cleanup();
 }
 
+// With sched-latency=on each result line carries the measured region's scheduling latencies
+// from Go's own runtime/metrics histogram (workloads/go/latency.go); without, none.
+TEST_F(GoReference, SchedLatenciesFromGosOwnHistogram) {
+  const Args args{{"n", "15"}, {"cutoff", "0"}};
+  const std::vector<GoRun> off = run_go_reference("fib-go", args, 2, 0, 1, 0);
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_FALSE(off[0].sched_latency.has_value());
+  Args on = args;
+  on.emplace_back("sched-latency", "on");
+  const std::vector<GoRun> runs = run_go_reference("fib-go", on, 2, 0, 1, 0);
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(runs[0].sched_latency.has_value());
+  const LatencyDistribution& d = *runs[0].sched_latency;
+  // Go tracks about one transition in 8 (gTrackingPeriod): fib-go(15)'s 1973 goroutines start
+  // once each and most resume after a join, so some hundreds are recorded, never more than all.
+  EXPECT_GT(d.count(), 0u);
+  EXPECT_LT(d.count(), 2u * 1973u);
+  EXPECT_FALSE(d.max_exact()) << "Go keeps no exact max";
+  EXPECT_LE(*d.percentile(50), *d.percentile(99));
+}
+
+// --load open: the Go twin serves the C++ workload's load generator, which measures and checks.
+TEST_F(GoReference, NetmixOpenLoopServesTheWorkloadsGenerator) {
+  NetmixParams p;
+  p.load = NetmixLoad::open;
+  p.conns = 3;
+  p.requests = 5;
+  p.iters = 100;
+  p.rate = 20000;
+  auto work = make_netmix(p);
+  work->prepare();
+  Args args{{"conns", "3"}, {"requests", "5"}, {"iters", "100"}, {"load", "open"}};
+  for (auto& extra : work->external_args()) args.push_back(extra);
+  const std::vector<GoRun> runs = run_go_reference("netmix", args, 1, 1, 1, 0);  // a warm-up session too
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(work->check_external(), "");
+  const std::optional<RequestLatency> r = work->request_latency();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->latency.count(), 15u);
+  work->cleanup();
+}
+
 TEST_F(GoReference, NetmixRefusedConnectionIsNamed) {
   const std::string port = std::to_string(test_util::refusing_port());
   try {

@@ -24,7 +24,8 @@ ROUND_TRIP_METRICS = ("round_trip_ns", "voluntary_switches_per_round_trip", "mig
 # The defaults of the parameters the criteria's selectors change (harness/registry.cpp); a
 # sidecar carries them as `parameters`, and every row names all of its scheduler's parameters.
 DEFAULTS = {"steal-half": {"replica": "a", "local-order": "lifo", "steal-amount": "half",
-                           "handoff": "lazy", "spinning": "on", "netpoll": "on"},
+                           "handoff": "lazy", "spinning": "on", "netpoll": "on", "runnext": "on",
+                           "preempt": "safepoint"},
             "central": {"replica": "a", "order": "fifo"}}
 SIDECAR = RunFile("synthetic.csv", 0, {"parameters": {"schedulers": DEFAULTS}})
 
@@ -83,6 +84,11 @@ def metric_columns(part, value, threads):
         return {"ru_nvcsw": value * round_trips(part) - 1}
     if m == "migrations_per_round_trip":
         return {"migrations": value * round_trips(part) - 1}
+    latency = {"delay_p50": ("delay_p50_ns", 1e3), "delay_p99": ("delay_p99_ns", 1e3),
+               "delay_max": ("delay_max_ns", 1e6), "request_p99": ("request_p99_ns", 1e3)}
+    if m in latency:
+        column, unit = latency[m]
+        return {column: value * unit}
     if m == "efficiency_to_bound":
         # the elision runs in 2000 ms; work/span 100 (bound 1): efficiency = 2000 / (P x T).
         return {"wall_ns": 2000.0 / (threads * value), "work_span_ratio": 100.0}

@@ -18,8 +18,10 @@
 // tasks counts the goroutines one repetition starts plus one for the root (the goroutine running
 // the measured region), as schedlab counts the root task. threads counts the OS threads the Go
 // runtime has created since the program started (runtime/pprof's threadcreate profile: every
-// M, sysmon's included), for the rows' threads_created. A bad flag or a failed check prints
-// one line with ok=false and the error instead, and the exit status is 1.
+// M, sysmon's included), for the rows' threads_created. With --sched-latency=on each line also
+// has "sched_latency": {"buckets": [[low_ns, width_ns, count], ...]}, the measured region's
+// scheduling latencies from Go's own runtime/metrics (latency.go). A bad flag or a failed check
+// prints one line with ok=false and the error instead, and the exit status is 1.
 //
 // `schedlab-go loop-lengths --tasks T --iters M --skew S --seed X` is not a workload: it prints
 // the loops workload's lengths, for the test that compares them with the C++ generator's.
@@ -56,22 +58,24 @@ var workloads = map[string]constructor{
 	"nqueens":  newNqueens,
 	"uts":      newUts,
 	"pingpong": newPingPong,
+	"wakeup":   newWakeup,
 	"sieve":    newSieve,
 	"channel":  newChannel,
 	"lockmix":  newLockmix,
 }
 
 // The workloads' names, for the error that lists them.
-const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, sieve, channel, lockmix"
+const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, wakeup, sieve, channel, lockmix"
 
 // The line printed per measured repetition, or once on failure.
 type result struct {
-	Workload string `json:"workload"`
-	WallNs   int64  `json:"wall_ns"`
-	Tasks    uint64 `json:"tasks"`
-	Threads  int    `json:"threads"`
-	OK       bool   `json:"ok"`
-	Error    string `json:"error"`
+	Workload     string         `json:"workload"`
+	WallNs       int64          `json:"wall_ns"`
+	Tasks        uint64         `json:"tasks"`
+	Threads      int            `json:"threads"`
+	SchedLatency *latencySpread `json:"sched_latency,omitempty"`
+	OK           bool           `json:"ok"`
+	Error        string         `json:"error"`
 }
 
 func main() {
@@ -112,8 +116,13 @@ func runMain(args []string, out io.Writer) int {
 	flags := newFlagSet(name)
 	warmup := flags.Uint("warmup", 0, "unprinted repetitions before the measured ones")
 	reps := flags.Uint("reps", 1, "measured repetitions, one JSON line each")
+	schedLatency := flags.String("sched-latency", "off", "on: report the measured region's scheduling latencies")
 	build := newWorkload(flags)
 	if err := parseFlags(flags, args[1:]); err != nil {
+		return fail(out, name, err)
+	}
+	latency, err := onOff("sched-latency", *schedLatency)
+	if err != nil {
 		return fail(out, name, err)
 	}
 	w, err := build()
@@ -122,15 +131,24 @@ func runMain(args []string, out io.Writer) int {
 	}
 
 	for rep := uint(0); rep < *warmup+*reps; rep++ {
+		var before schedLatencies
+		if latency {
+			before = readSchedLatencies()
+		}
 		start := time.Now()
 		w.run()
 		wall := time.Since(start)
+		var spread *latencySpread
+		if latency {
+			spread = readSchedLatencies().since(before)
+		}
 		if err := w.check(); err != nil {
 			return fail(out, name, err)
 		}
 		if rep >= *warmup {
 			printLine(out, result{Workload: name, WallNs: wall.Nanoseconds(),
-				Tasks: w.goroutinesPerRun() + 1, Threads: pprof.Lookup("threadcreate").Count(), OK: true})
+				Tasks: w.goroutinesPerRun() + 1, Threads: pprof.Lookup("threadcreate").Count(),
+				SchedLatency: spread, OK: true})
 		}
 	}
 	return 0

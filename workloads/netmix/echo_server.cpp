@@ -24,11 +24,6 @@
 namespace schedlab {
 namespace {
 
-// epoll data of the server's own descriptors; a connection's is its descriptor (below 2^31).
-constexpr std::uint64_t kListenTag = std::uint64_t{1} << 40;
-constexpr std::uint64_t kTimerTag = kListenTag + 1;
-constexpr std::uint64_t kStopTag = kListenTag + 2;
-
 // The watchdog's patience: long enough for any honest run (a client at one worker waits its
 // turn behind every other connection's work), short enough that a lost client fails a test
 // before ctest's timeout does.
@@ -38,16 +33,6 @@ std::uint64_t mono_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-std::runtime_error setup_error(const std::string& what, int err) {
-  return std::runtime_error("netmix's echo server cannot " + what + ": " + errno_text(err) +
-                            (err == EMFILE || err == ENFILE ? "; raise the open-file limit (ulimit -n)" : ""));
-}
-
-void close_if_open(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
 }
 
 struct Connection {
@@ -67,61 +52,10 @@ struct Delayed {
 }  // namespace
 
 EchoServer::EchoServer(std::uint64_t delay_us)
-    : delay_us_(delay_us), stall_(kStallFloor + std::chrono::microseconds(delay_us) * 10) {
-  struct Undo {
-    EchoServer& s;
-    bool armed = true;
-    ~Undo() {
-      if (!armed) return;
-      for (int* fd : {&s.listen_fd_, &s.epoll_fd_, &s.timer_fd_, &s.stop_fd_}) close_if_open(*fd);
-    }
-  } undo{*this};
-
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw setup_error("create its listening socket", errno);
-  const int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // loopback only
-  addr.sin_port = 0;                               // an ephemeral port
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    throw setup_error("bind 127.0.0.1", errno);
-  }
-  if (::listen(listen_fd_, SOMAXCONN) != 0) throw setup_error("listen on 127.0.0.1", errno);
-  socklen_t len = sizeof addr;
-  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw setup_error("read its port", errno);
-  }
-  port_ = ntohs(addr.sin_port);
-
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw setup_error("create its epoll instance", errno);
-  timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (timer_fd_ < 0) throw setup_error("create its reply timer", errno);
-  stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (stop_fd_ < 0) throw setup_error("create its stop eventfd", errno);
-  for (const auto& [fd, tag] : {std::pair{listen_fd_, kListenTag}, std::pair{timer_fd_, kTimerTag},
-                                std::pair{stop_fd_, kStopTag}}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = tag;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) throw setup_error("watch its descriptors", errno);
-  }
-  try {
-    thread_ = std::thread([this] { serve(); });
-  } catch (const std::system_error& e) {
-    throw setup_error("start its thread", e.code().value());
-  }
-  undo.armed = false;
-}
-
-EchoServer::~EchoServer() {
-  const std::uint64_t one = 1;
-  while (::write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-  }
-  thread_.join();
-  for (int* fd : {&listen_fd_, &epoll_fd_, &timer_fd_, &stop_fd_}) close_if_open(*fd);
+    : delay_us_(delay_us),
+      stall_(kStallFloor + std::chrono::microseconds(delay_us) * 10),
+      endpoint_("netmix's echo server", "reply timer") {
+  endpoint_.start([this] { serve(); });
 }
 
 bool EchoServer::wait_until_idle(std::chrono::milliseconds timeout) const {
@@ -157,7 +91,7 @@ void EchoServer::serve() noexcept {
       const linger abort{1, 0};  // close with RST: the client's next call fails at once
       ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
     }
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_DEL, fd, nullptr);
     ::close(fd);
     connections.erase(fd);
     open_.fetch_sub(1, std::memory_order_acq_rel);
@@ -177,7 +111,7 @@ void EchoServer::serve() noexcept {
           epoll_event ev{};
           ev.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT;
           ev.data.u64 = static_cast<std::uint64_t>(fd);
-          ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+          ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_MOD, fd, &ev);
         }
         return true;
       } else {
@@ -190,7 +124,7 @@ void EchoServer::serve() noexcept {
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.u64 = static_cast<std::uint64_t>(fd);
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+      ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_MOD, fd, &ev);
     }
     return true;
   };
@@ -200,7 +134,7 @@ void EchoServer::serve() noexcept {
       when.it_value.tv_sec = static_cast<time_t>(delayed.front().due_ns / 1'000'000'000u);
       when.it_value.tv_nsec = static_cast<long>(delayed.front().due_ns % 1'000'000'000u);
     }
-    ::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &when, nullptr);  // all zero: disarmed
+    ::timerfd_settime(endpoint_.timer_fd(), TFD_TIMER_ABSTIME, &when, nullptr);  // all zero: disarmed
   };
   auto release_due = [&] {
     const std::uint64_t now = mono_ns();
@@ -221,15 +155,14 @@ void EchoServer::serve() noexcept {
   };
   auto accept_all = [&] {
     for (;;) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      const int fd = ::accept4(endpoint_.listen_fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
         if (errno == EINTR || errno == ECONNABORTED) continue;
         fail("the echo server could not accept a connection: " + errno_text(errno) +
              (errno == EMFILE || errno == ENFILE ? "; raise the open-file limit (ulimit -n) or use fewer --conns" : "") +
              "; it closed its listening socket, so the connections still waiting are reset");
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-        close_if_open(listen_fd_);
+        endpoint_.close_listener();
         return;
       }
       const int one = 1;
@@ -239,7 +172,7 @@ void EchoServer::serve() noexcept {
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.u64 = static_cast<std::uint64_t>(fd);
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+      ::epoll_ctl(endpoint_.epoll_fd(), EPOLL_CTL_ADD, fd, &ev);
       last_byte_ns = mono_ns();
     }
   };
@@ -272,7 +205,7 @@ void EchoServer::serve() noexcept {
   epoll_event events[64];
   for (;;) {
     // With connections open, wake at least once a second to watch for a stall.
-    const int n = ::epoll_wait(epoll_fd_, events, 64, connections.empty() ? -1 : 1000);
+    const int n = ::epoll_wait(endpoint_.epoll_fd(), events, 64, connections.empty() ? -1 : 1000);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("the echo server's epoll_wait failed: " + errno_text(errno));
@@ -281,13 +214,13 @@ void EchoServer::serve() noexcept {
     bool stop = false;
     for (int i = 0; i < n; ++i) {
       const std::uint64_t tag = events[i].data.u64;
-      if (tag == kStopTag) {
+      if (tag == LoopbackEndpoint::kStopTag) {
         stop = true;
-      } else if (tag == kListenTag) {
-        if (listen_fd_ >= 0) accept_all();
-      } else if (tag == kTimerTag) {
+      } else if (tag == LoopbackEndpoint::kListenTag) {
+        if (endpoint_.listen_fd() >= 0) accept_all();
+      } else if (tag == LoopbackEndpoint::kTimerTag) {
         std::uint64_t expirations;
-        (void)!::read(timer_fd_, &expirations, sizeof expirations);
+        (void)!::read(endpoint_.timer_fd(), &expirations, sizeof expirations);
         release_due();
       } else {
         const int fd = static_cast<int>(tag);

@@ -21,19 +21,20 @@
 #include <string>
 #include <thread>
 
+#include "loopback_endpoint.hpp"
+
 namespace schedlab {
 
 class EchoServer {
  public:
   // Listens and starts the serving thread. Throws std::runtime_error naming the call, the errno
   // and the fix when a socket, an epoll instance or the thread cannot be had.
+  // The destructor stops the thread and closes every descriptor it had (LoopbackEndpoint).
   explicit EchoServer(std::uint64_t delay_us);
-  // Stops the thread and closes every descriptor it had.
-  ~EchoServer();
   EchoServer(const EchoServer&) = delete;
   EchoServer& operator=(const EchoServer&) = delete;
 
-  std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t port() const noexcept { return endpoint_.port(); }
 
   // Bytes received since the last reset_counts(); any thread.
   std::uint64_t bytes_received() const noexcept { return received_.load(std::memory_order_acquire); }
@@ -54,16 +55,12 @@ class EchoServer {
 
   const std::uint64_t delay_us_;
   const std::chrono::nanoseconds stall_;
-  int listen_fd_ = -1;
-  int epoll_fd_ = -1;
-  int timer_fd_ = -1;
-  int stop_fd_ = -1;
-  std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> open_{0};
   mutable std::mutex error_mutex_;
   std::string error_;  // guarded by error_mutex_
-  std::thread thread_;
+  // Last, so destroyed first: its serving thread is stopped while the rest is whole.
+  LoopbackEndpoint endpoint_;
 };
 
 }  // namespace schedlab

@@ -25,6 +25,15 @@
 // file before the last reply) and fail the run; the other connections finish and close their
 // sockets. The open-file limit is checked when the workload is made, before anything runs:
 // both ends of every connection are in this process.
+//
+// --load open turns the roles around (load_generator.hpp, wrk2's open loop): prepare() starts a
+// load generator instead of the echo server, on a thread of its own, and each connection task
+// is a server: it connects to the generator, then --requests times reads a request whole,
+// computes --iters increments and writes the request back as its reply. The generator sends
+// the requests at --rate per second (--arrivals fixed or poisson, --seed) and measures each from
+// its intended send time to its reply: the rows' request_* columns (Workload::request_latency).
+// The check: every reply byte for byte, as the generator saw it, and every request served. The
+// Go twin serves the same generator (workloads/go/netmix.go).
 #include "netmix.hpp"
 
 #include <arpa/inet.h>
@@ -77,11 +86,24 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
   ~NetmixWorkload() override { cleanup(); }
 
   void prepare() override {
-    server_ = std::make_unique<EchoServer>(params_.server_delay_us);
+    if (params_.load == NetmixLoad::open) {
+      generator_ = std::make_unique<LoadGenerator>(LoadGeneratorConfig{
+          params_.conns, params_.requests, params_.request_bytes, params_.rate, params_.arrivals, params_.seed});
+    } else {
+      server_ = std::make_unique<EchoServer>(params_.server_delay_us);
+    }
   }
 
   template <class X>
   void body() {
+    if (params_.load == NetmixLoad::open) {
+      served_.store(0, std::memory_order_relaxed);
+      increments_.store(0, std::memory_order_relaxed);
+      typename X::WaitGroup wg;
+      for (std::uint64_t c = 0; c < params_.conns; ++c) wg.go([this, c] { serve<X>(c); });
+      wg.wait();
+      return;
+    }
     server_->reset_counts();
     replies_.store(0, std::memory_order_relaxed);
     increments_.store(0, std::memory_order_relaxed);
@@ -95,6 +117,17 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
   }
 
   std::string check() override {
+    if (params_.load == NetmixLoad::open) {
+      const std::uint64_t want = params_.conns * params_.requests;
+      if (served_.load() != want) {
+        return "netmix served " + std::to_string(served_.load()) + " requests, expected " + std::to_string(want);
+      }
+      if (increments_.load() != want * params_.iters) {
+        return "netmix counted " + std::to_string(increments_.load()) + " increments, expected " +
+               std::to_string(want * params_.iters);
+      }
+      return check_external();
+    }
     {
       std::lock_guard lock(mismatch_mutex_);
       if (!mismatch_.empty()) return mismatch_;
@@ -123,19 +156,69 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
 
   std::optional<std::uint64_t> expected_tasks() const override { return params_.conns; }
 
-  void cleanup() override { server_.reset(); }
+  // The generator's word on the session the last run served (open loop), kept for
+  // request_latency(); closed loop: nothing to add.
+  std::string check_external() override {
+    if (params_.load != NetmixLoad::open) return {};
+    last_session_ = generator_->take_session(kServerCloseWait);
+    if (!last_session_) return "netmix's load generator saw no session: no connection reached it";
+    if (!last_session_->error.empty()) return last_session_->error;
+    const std::uint64_t want = params_.conns * params_.requests;
+    if (last_session_->replies != want) {
+      return "netmix's load generator received " + std::to_string(last_session_->replies) + " replies, expected " +
+             std::to_string(want);
+    }
+    return {};
+  }
+
+  std::optional<RequestLatency> request_latency() const override {
+    if (!last_session_ || !last_session_->error.empty()) return std::nullopt;
+    return RequestLatency{last_session_->latency, last_session_->rate_per_s};
+  }
+
+  void cleanup() override {
+    server_.reset();
+    generator_.reset();
+  }
 
   std::vector<std::pair<std::string, std::string>> external_args() const override {
     return {{"port", std::to_string(port())}};
   }
 
  private:
-  std::uint16_t port() const { return params_.connect_port != 0 ? params_.connect_port : server_->port(); }
+  std::uint16_t port() const {
+    if (params_.connect_port != 0) return params_.connect_port;
+    return generator_ ? generator_->port() : server_->port();
+  }
 
-  // One connection's life, as its task. Throws std::runtime_error naming the connection and the
-  // errno when the connection fails; its socket is closed on every path (Socket's destructor).
+  // One connection of the open loop, as its task: the server's side. Throws std::runtime_error
+  // naming the connection and the errno when the connection fails.
   template <class X>
-  void connection(std::uint64_t c) {
+  void serve(std::uint64_t c) {
+    Socket s = connect<X>(c);
+    const std::string where = "127.0.0.1:" + std::to_string(port());
+    std::vector<unsigned char> request(params_.request_bytes);
+    std::uint64_t done = 0, served = 0;
+    for (std::uint64_t r = 0; r < params_.requests; ++r) {
+      const IoResult got = X::read_full(s, request.data(), request.size());
+      if (got.error != 0) fail(c, "cannot read request " + std::to_string(r + 1) + " from " + where, got.error);
+      if (got.bytes < request.size()) {
+        throw std::runtime_error(connection_name(c) + ": the load generator at " + where +
+                                 " closed the connection after " + std::to_string(r) + " of " +
+                                 std::to_string(params_.requests) + " requests");
+      }
+      done += count_up(params_.iters);
+      const IoResult sent = X::write_full(s, request.data(), request.size());
+      if (sent.error != 0) fail(c, "cannot send reply " + std::to_string(r + 1) + " to " + where, sent.error);
+      ++served;
+    }
+    served_.fetch_add(served, std::memory_order_relaxed);
+    increments_.fetch_add(done, std::memory_order_relaxed);
+  }
+
+  // A non-blocking TCP connection to port() on 127.0.0.1, connected, TCP_NODELAY as Go's net.
+  template <class X>
+  Socket connect(std::uint64_t c) {
     const std::uint16_t port = this->port();
     Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!s.is_open()) fail(c, "cannot create its socket", errno);
@@ -154,6 +237,15 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
       if (::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
       if (error != 0) fail(c, "cannot connect to " + where, error);
     }
+    return s;
+  }
+
+  // One connection's life, as its task. Throws std::runtime_error naming the connection and the
+  // errno when the connection fails; its socket is closed on every path (Socket's destructor).
+  template <class X>
+  void connection(std::uint64_t c) {
+    Socket s = connect<X>(c);
+    const std::string where = "127.0.0.1:" + std::to_string(port());
     // On the heap: fiber stacks are small and a request may be 64 KiB.
     std::vector<unsigned char> request(params_.request_bytes), reply(params_.request_bytes);
     std::uint64_t done = 0, verified = 0;
@@ -203,7 +295,10 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
   }
 
   const NetmixParams params_;
-  std::unique_ptr<EchoServer> server_;  // from prepare() to cleanup()
+  std::unique_ptr<EchoServer> server_;        // closed loop: from prepare() to cleanup()
+  std::unique_ptr<LoadGenerator> generator_;  // open loop: from prepare() to cleanup()
+  std::optional<LoadSession> last_session_;   // open loop: the last run's, once checked
+  std::atomic<std::uint64_t> served_{0};      // open loop: requests the tasks answered
   std::atomic<std::uint64_t> replies_{0};
   std::atomic<std::uint64_t> increments_{0};
   std::mutex mismatch_mutex_;
@@ -215,6 +310,19 @@ class NetmixWorkload final : public ElidableWorkload<NetmixWorkload> {
 std::unique_ptr<Workload> make_netmix(NetmixParams params) {
   if (params.conns == 0) throw std::invalid_argument("--conns 0: netmix needs at least one connection");
   if (params.request_bytes == 0) throw std::invalid_argument("--request-bytes 0: a request needs at least one byte");
+  if (params.load == NetmixLoad::open && params.server_delay_us != 0) {
+    throw std::invalid_argument("--server-delay-us " + std::to_string(params.server_delay_us) +
+                                ": the echo server's delay applies to --load closed; the open loop's tasks are the "
+                                "server (use --server-delay-us 0 with --load open)");
+  }
+  const NetmixParams defaults;
+  if (params.load == NetmixLoad::closed && (params.rate != defaults.rate || params.arrivals != defaults.arrivals)) {
+    throw std::invalid_argument("--rate and --arrivals apply to --load open (the closed loop's clients send as fast "
+                                "as their replies come); add --load open, or drop them");
+  }
+  if (params.load == NetmixLoad::open && params.rate == 0) {
+    throw std::invalid_argument("--rate 0: an open-loop load needs at least one request a second");
+  }
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
     const std::uint64_t open_now = open_descriptors();
