@@ -28,8 +28,12 @@ constexpr std::uint64_t kSpinIterations = std::uint64_t{1} << 16;
 // Spins per CPU per probe; the probe's time is their median, so that one interrupt landing in
 // one spin does not read as a slow CPU, while a CPU slow through the probe still does.
 constexpr int kSpinsPerProbe = 3;
-// Probes of each CPU when the run starts, before any block: the median's first values.
-constexpr int kCalibration = 5;
+// Probes of each CPU when the run starts, before any block: the CPUs' speeds at the start (their
+// median) and the first changes the usual change is read from (speed_probe.hpp). Nine: eight
+// changes, so that the first blocks are judged against the largest of eight, not of four (a new
+// change beyond the largest of n comes with probability 1 / (n + 1) on a machine that flickers
+// alike throughout: a fifth of the first blocks flagged with four). ~0.3 ms a probe.
+constexpr int kCalibration = 9;
 
 double median_of(std::vector<double> h) {
   if (h.empty()) return NAN;
