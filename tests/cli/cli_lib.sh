@@ -1,4 +1,4 @@
-# Helpers shared by the command-line tests (cli_test.sh, reliability_test.sh); sourced, not run.
+# Helpers shared by the command-line tests (tests/cli/*_test.sh); sourced, not run.
 # The caller sets SCHEDLAB (the binary) and WORK (a scratch directory) first.
 failures=0
 PY=python3

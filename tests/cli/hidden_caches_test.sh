@@ -10,9 +10,7 @@ set -uo pipefail
 SCHEDLAB="$1"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-PY="$(command -v python3)"
+source "$(dirname "$0")/cli_lib.sh"
 
 export SCHEDLAB_SYSFS_ROOT="$WORK/no-sysfs"
 mkdir -p "$SCHEDLAB_SYSFS_ROOT"

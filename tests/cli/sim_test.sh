@@ -10,8 +10,7 @@ set -uo pipefail
 SCHEDLAB="$1"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/cli_lib.sh"
 
 if "$SCHEDLAB" counters | grep -A1 "^Simulated cache counters" | grep "unavailable" >/dev/null; then
   echo "skipped: $("$SCHEDLAB" counters | grep -A1 "^Simulated cache counters" | tail -1)"
