@@ -5,11 +5,15 @@
 #      drift between the runs, not against no change);
 #   2. an A/B run of the build against itself (`--against` the same binary): no case outside the
 #      run's A/A noise floor, exit 0;
-#   3. a planted regression of about 10% on one path only (the served child's test hook
+#   3. a planted regression on one path only (the served child's test hook
 #      SCHEDLAB_SERVE_TEST_CENTRAL_SPAWN_DELAY_NS, through a wrapper script: every spawn of the
-#      central scheduler costs a tenth of central's own cost per task more, and nothing else
-#      changes): the central cases are found slower beyond the noise floor, no steal-half case
-#      is, exit 1;
+#      central scheduler costs twice central's own cost per task more, about three times as slow,
+#      and nothing else changes): the central cases are found slower beyond the noise floor, no
+#      steal-half case is, exit 1. The regression is that large because this is a test of what
+#      compare says, not of how small a change it can see: with a tenth of the cost (~10%), a CI
+#      machine whose A/A floor was 4.8% gave central B / A 1.23x [1.09, 1.36] against its own
+#      A2 / A [0.93, 1.10], rightly not judged slower. The smallest change a machine can see is a
+#      measurement (README, Comparing builds), not a pass/fail;
 #   4. a binary that does not serve A/B runs is refused before anything is written (exit 2);
 #   5. an A/B run of cases of ~100 ms (issue 31's reproduction: loops 500 x 100,000) judged with
 #      the flags kept: the servers' CPU time is the run's own, so their measuring does not flag
@@ -20,7 +24,8 @@
 # about the A/B machinery, and on a shared CI machine most blocks would otherwise be left out
 # and nothing judged. Two checks need a machine that can measure what they look for, and say
 # "skipped" (not "ok", not a failure) when this one cannot: 3, when the run's own A/A noise
-# floor is wider than 5% (a 10% regression cannot be told from it there); 5, when a plain run of
+# floor is wider than 50% (a threefold regression at 1 thread, 1.7-fold at 2 in a debug
+# build, cannot be told from it there); 5, when a plain run of
 # the same cases, without --against, has most of its blocks flagged too (other processes, not
 # the servers, are taking the CPU). Exit 77 (skipped) without a python3 that scripts/compare
 # can use.
@@ -87,16 +92,16 @@ else
   fail "A/B against itself: exit $rc: $(cat "$WORK/self.out")"
 fi
 
-# 3. A planted ~10% regression on central's spawn path alone. The delay is a tenth of central's
-# own median cost per task on fib(21) at 1 thread in this build, measured here first, so that
-# the regression is about 10% whatever the build (debug or release) and the machine.
+# 3. A planted regression on central's spawn path alone. The delay is twice central's own median
+# cost per task on fib(21) at 1 thread in this build, measured here first, so that the regression
+# is about threefold whatever the build (debug or release) and the machine.
 PLANTED=(--scheduler steal-half,central --workload fib --n 21 --threads 1,2 --reps 15)
 "$SCHEDLAB" run --scheduler central --workload fib --n 21 --threads 1 --reps 5 --out "$WORK/cost.csv" >/dev/null 2>&1 \
   || fail "measuring central's cost per task failed"
 delay="$("$PY" - "$WORK/cost.csv" <<'PYEOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-print(int(statistics.median(float(r["wall_ns"]) / float(r["tasks"]) for r in rows) / 10))
+print(int(2 * statistics.median(float(r["wall_ns"]) / float(r["tasks"]) for r in rows)))
 PYEOF
 )"
 printf '#!/bin/sh\nSCHEDLAB_SERVE_TEST_CENTRAL_SPAWN_DELAY_NS=%s exec "%s" "$@"\n' "$delay" "$SCHEDLAB" >"$WORK/planted"
@@ -110,8 +115,8 @@ central="$(grep -cE "^central \| fib .*slower$" "$WORK/planted.out")"
 others="$(grep -E "^[a-z-]+ \|.*(slower|faster)$" "$WORK/planted.out" | grep -vc "^central ")"
 floor="$("$ROOT/scripts/compare" "$WORK/planted-quiet.csv" --json 2>/dev/null | "$PY" -c \
   'import json, sys; f = json.load(sys.stdin)["noise_floor"]["factor"]; print(f"{(f - 1) * 100:.1f}" if f else "inf")')"
-if [ "$others" = 0 ] && [ "$floor" != inf ] && "$PY" -c "import sys; sys.exit(float('$floor') <= 5)"; then
-  echo "skipped: planted regression: the run's A/A noise floor is ±${floor}%, wider than 5%: this machine cannot tell a 10% regression here (central cases slower: $central of 2; no other case moved)"
+if [ "$others" = 0 ] && [ "$floor" != inf ] && "$PY" -c "import sys; sys.exit(float('$floor') <= 50)"; then
+  echo "skipped: planted regression: the run's A/A noise floor is ±${floor}%, wider than 50%: this machine cannot tell a threefold regression here (central cases slower: $central of 2; no other case moved)"
   grep -E "^(central|steal-half) \|" "$WORK/planted.out" | sed 's/^/    /'
 elif [ "$rc" = 1 ] && [ "$central" = 2 ] && [ "$others" = 0 ]; then
   echo "ok: a ${delay} ns delay on central's spawn: both central cases slower, no other case moved:"
