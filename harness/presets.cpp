@@ -178,6 +178,17 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
         part.schedulers.push_back(name);
       }
     }
+    // An example (SchedulerEntry::example: docs/extending.md's worked example) is run by every
+    // test and by --scheduler, never by a preset: the presets and their claims measure the
+    // designs under study and the runtimes a user would pick.
+    for (const std::string& name : part.schedulers) {
+      const auto& all = scheduler_registry();
+      const auto it = std::find_if(all.begin(), all.end(), [&](const SchedulerEntry& e) { return e.name == name; });
+      if (it != all.end() && it->example) {
+        throw ParamError(at + ": " + name + " is the worked example of docs/extending.md, which no preset runs; remove it "
+                         "from the preset and run it with --scheduler " + name);
+      }
+    }
     skip_missing_backends(part.schedulers, where, skipped);
     if (part.schedulers.empty()) continue;  // every scheduler of this run is missing from the build
     const json& threads = run.contains("threads") ? run["threads"] : p.value("threads", json(1));

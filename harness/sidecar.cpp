@@ -9,7 +9,6 @@
 #include "counters/sim.hpp"
 #include "diagnostics.hpp"
 #include "latency_file.hpp"
-#include "locality_sizing.hpp"
 #include "memory_budget.hpp"
 #include "plan.hpp"
 #include "registry.hpp"
@@ -124,8 +123,11 @@ Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vecto
   if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.records_latency(); })) {
     d["latency_file"] = {{"path", LatencyFile::path_for(r.out_path)}, {"what", kLatencyFileWhat}};
   }
-  if (std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.workload->name == "locality"; })) {
-    d["locality_sizing"] = locality_sizing().json();  // what --bytes auto and --leaf auto chose, and why
+  // What the workloads' "auto" parameters chose on this machine, and why (WorkloadEntry::sizing).
+  for (const WorkloadEntry& w : workload_registry()) {
+    if (w.sizing && std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.workload->name == w.name; })) {
+      d[w.name + "_sizing"] = w.sizing();
+    }
   }
   file_.create();
   prepare_last_words();

@@ -14,7 +14,7 @@
 #include "fib/fib.hpp"
 #include "iomix/iomix.hpp"
 #include "nqueens/nqueens.hpp"
-#include "locality_sizing.hpp"
+#include "locality/locality_sizing.hpp"
 #include "registry.hpp"
 #include "runtime/conformance.hpp"
 #include "runtime/runtime.hpp"

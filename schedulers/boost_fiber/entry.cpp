@@ -1,7 +1,7 @@
-// The Boost.Fiber backends' registry entries (harness/registry.hpp); without Boost.Fiber in the
+// The Boost.Fiber backends' registry entries (scheduler_entry.hpp); without Boost.Fiber in the
 // build, the reason they are missing.
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 #if SCHEDLAB_WITH_BOOST_FIBER
 #include "boost_fiber/boost_fiber.hpp"
 #endif

@@ -1,7 +1,7 @@
-// central's registry entry (harness/registry.hpp): its name, summary, parameters and factory.
+// central's registry entry (scheduler_entry.hpp): its name, summary, parameters and factory.
 #include "central/central.hpp"
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// fair's registry entry (harness/registry.hpp): its name, summary, parameters and factory.
+// fair's registry entry (scheduler_entry.hpp): its name, summary, parameters and factory.
 #include "entry_params.hpp"
 #include "fair/fair.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// openmp's registry entry (harness/registry.hpp); without OpenMP in the build, the reason it is
+// openmp's registry entry (scheduler_entry.hpp); without OpenMP in the build, the reason it is
 // missing.
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 #if SCHEDLAB_WITH_OPENMP
 #include "openmp/openmp.hpp"
 #endif

@@ -1,7 +1,7 @@
-// os-threads' registry entry (harness/registry.hpp): its name, summary, parameters and factory.
+// os-threads' registry entry (scheduler_entry.hpp): its name, summary, parameters and factory.
 #include "entry_params.hpp"
 #include "os_threads/os_threads.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// random-push's registry entry (harness/registry.hpp): the guide's worked example.
+// random-push's registry entry (scheduler_entry.hpp): the guide's worked example.
 #include "entry_params.hpp"
 #include "random_push/random_push.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 
 namespace schedlab {
 

@@ -1,6 +1,6 @@
-// serial's registry entry (harness/registry.hpp).
+// serial's registry entry (scheduler_entry.hpp).
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 #include "serial/serial.hpp"
 
 namespace schedlab {

@@ -1,7 +1,7 @@
-// steal-half's registry entry (harness/registry.hpp): its name, summary, parameters, the
+// steal-half's registry entry (scheduler_entry.hpp): its name, summary, parameters, the
 // checks of combinations and factory.
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 #include "steal_half/steal_half.hpp"
 
 namespace schedlab {

@@ -1,7 +1,7 @@
-// tbb's registry entry (harness/registry.hpp); without oneTBB in the build, the reason it is
+// tbb's registry entry (scheduler_entry.hpp); without oneTBB in the build, the reason it is
 // missing.
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "scheduler_entry.hpp"
 #if SCHEDLAB_WITH_TBB
 #include "tbb/tbb.hpp"
 #endif

@@ -44,6 +44,8 @@ printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "parms
 expect_refused "preset file typo" 2 "unknown key 'parms'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
 printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "add_schedulers": ["serial", "steal-half"]}]}}' >"$WORK/presets.json"
 expect_refused "preset adds a scheduler twice" 2 "add_schedulers: steal-half is already one of the run's schedulers" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "runs": [{"workload": "fib", "add_schedulers": ["random-push"]}]}}' >"$WORK/presets.json"
+expect_refused "preset runs the example" 2 "random-push is the worked example of docs/extending.md, which no preset runs" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
 printf '{"p": {"schedulers": ["steal-half"], "params": {"pin": "on", "n": 7}, "runs": [{"workload": "fib"}, {"workload": "fib", "params": {"pin": "off"}}]}}' >"$WORK/presets.json"
 plan="$("$SCHEDLAB" --presets-file "$WORK/presets.json" run --preset p --dry-run 2>&1)"
 # The preset's params reach every run; a run's own replace the same key and keep the others

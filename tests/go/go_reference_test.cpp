@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "../loopback.hpp"
 #include "fib/fib.hpp"
 #include "go_reference.hpp"
+#include "registry.hpp"
 #include "loops/lengths.hpp"
 #include "netmix/netmix.hpp"
 #include "nqueens/nqueens.hpp"
@@ -45,11 +47,26 @@ void expect_runs(const std::string& workload, const Args& args, std::uint64_t ta
   EXPECT_EQ(runs[0].tasks, static_cast<double>(tasks));
 }
 
-TEST(GoReferenceSupport, KnowsItsWorkloads) {
-  for (const char* w : {"fib-go", "fib", "loops", "iomix", "netmix", "skynet", "nqueens", "uts", "pingpong", "sieve",
-                        "channel", "lockmix"})
-    EXPECT_TRUE(go_supports_workload(w)) << w;
-  EXPECT_FALSE(go_supports_workload("matmul"));
+// The registry's go twins (WorkloadEntry::go_twin) are exactly the workloads the Go program
+// says it has (`schedlab-go list`): neither list is written twice by hand.
+TEST_F(GoReference, TwinsAreTheWorkloadsTheGoProgramHas) {
+  std::FILE* pipe = ::popen(("'" + go_reference_binary() + "' list").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::set<std::string> go_has;
+  char line[256];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string name(line);
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+    go_has.insert(name);
+  }
+  ASSERT_EQ(::pclose(pipe), 0) << go_reference_binary() << " list failed";
+  std::set<std::string> twins;
+  for (const WorkloadEntry& w : workload_registry()) {
+    EXPECT_EQ(go_supports_workload(w.name), w.go_twin) << w.name;
+    if (w.go_twin) twins.insert(w.name);
+  }
+  EXPECT_FALSE(go_has.empty());
+  EXPECT_EQ(go_has, twins);
 }
 
 TEST(GoReferenceSupport, ABadOverrideIsExplained) {

@@ -1,7 +1,7 @@
-// channel's registry entry (harness/registry.hpp).
+// channel's registry entry (workload_entry.hpp).
 #include "channel/channel.hpp"
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// The fib shapes' registry entries (harness/registry.hpp): fib-go and fib.
+// The fib shapes' registry entries (workload_entry.hpp): fib-go and fib.
 #include "entry_params.hpp"
 #include "fib/fib.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

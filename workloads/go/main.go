@@ -25,6 +25,8 @@
 //
 // `schedlab-go loop-lengths --tasks T --iters M --skew S --seed X` is not a workload: it prints
 // the loops workload's lengths, for the test that compares them with the C++ generator's.
+// `schedlab-go list` prints the workloads it has, one per line, for the test that compares them
+// with the C++ registry's go twins.
 package main
 
 import (
@@ -34,6 +36,8 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -64,8 +68,17 @@ var workloads = map[string]constructor{
 	"lockmix":  newLockmix,
 }
 
-// The workloads' names, for the error that lists them.
-const workloadNames = "fib-go, fib, loops, iomix, netmix, skynet, nqueens, uts, pingpong, wakeup, sieve, channel, lockmix"
+// The workloads' names, sorted: for `schedlab-go list`, which the tests compare with the C++
+// registry's go twins (WorkloadEntry::go_twin), and for the error that lists them. Read from
+// the map, so that no second list can drift from it.
+func workloadNames() []string {
+	names := make([]string, 0, len(workloads))
+	for name := range workloads {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
 
 // The line printed per measured repetition, or once on failure.
 type result struct {
@@ -99,7 +112,7 @@ func fail(out io.Writer, name string, err error) int {
 func runMain(args []string, out io.Writer) int {
 	if len(args) == 0 {
 		return fail(out, "", fmt.Errorf("no workload given: use schedlab-go WORKLOAD "+
-			"[--PARAM VALUE ...] with WORKLOAD one of "+workloadNames))
+			"[--PARAM VALUE ...] with WORKLOAD one of "+strings.Join(workloadNames(), ", ")))
 	}
 	name := args[0]
 	// Not a workload: prints the loops workload's per-task lengths, so that a test can compare
@@ -107,10 +120,17 @@ func runMain(args []string, out io.Writer) int {
 	if name == "loop-lengths" {
 		return printLoopLengths(args[1:], out)
 	}
+	// Not a workload either: the workloads this program has, one name per line.
+	if name == "list" {
+		for _, w := range workloadNames() {
+			fmt.Fprintln(out, w)
+		}
+		return 0
+	}
 	newWorkload, found := workloads[name]
 	if !found {
 		return fail(out, name,
-			fmt.Errorf("unknown workload %q: choose one of %s", name, workloadNames))
+			fmt.Errorf("unknown workload %q: choose one of %s", name, strings.Join(workloadNames(), ", ")))
 	}
 
 	flags := newFlagSet(name)

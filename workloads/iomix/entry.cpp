@@ -1,7 +1,7 @@
-// iomix's registry entry (harness/registry.hpp).
+// iomix's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "iomix/iomix.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

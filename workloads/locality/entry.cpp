@@ -1,9 +1,9 @@
-// locality's registry entry (harness/registry.hpp). Sized from this machine's caches
-// (harness/locality_sizing.hpp) unless --bytes or --leaf say otherwise.
+// locality's registry entry (workload_entry.hpp). Sized from this machine's caches
+// (locality_sizing.hpp) unless --bytes or --leaf say otherwise.
 #include "entry_params.hpp"
 #include "locality/locality.hpp"
-#include "locality_sizing.hpp"
-#include "registry.hpp"
+#include "locality/locality_sizing.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 namespace {
@@ -41,6 +41,7 @@ std::vector<WorkloadEntry> workload_entries_locality() {
                   },
                   settle_locality};
   e.rank = 50;
+  e.sizing = [] { return locality_sizing().json(); };
   e.test_params = {{{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}},
                    {{"bytes", "1M"}, {"leaf", "64K"}, {"passes", "2"}, {"access", "chase"}}};
   return {e};

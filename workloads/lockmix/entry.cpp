@@ -1,7 +1,7 @@
-// lockmix's registry entry (harness/registry.hpp).
+// lockmix's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "lockmix/lockmix.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

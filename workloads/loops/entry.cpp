@@ -1,9 +1,9 @@
-// loops' registry entry (harness/registry.hpp).
+// loops' registry entry (workload_entry.hpp).
 #include <limits>
 
 #include "entry_params.hpp"
 #include "loops/loops.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// matmul's registry entry (harness/registry.hpp).
+// matmul's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "matmul/matmul.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// netmix's registry entry (harness/registry.hpp).
+// netmix's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "netmix/netmix.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 namespace {

@@ -1,8 +1,8 @@
-// nqueens' registry entry (harness/registry.hpp): one of the field's standard task benchmarks
+// nqueens' registry entry (workload_entry.hpp): one of the field's standard task benchmarks
 // (README, "The field's benchmarks").
 #include "entry_params.hpp"
 #include "nqueens/nqueens.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

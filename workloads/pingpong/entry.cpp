@@ -1,7 +1,7 @@
-// pingpong's registry entry (harness/registry.hpp).
+// pingpong's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "pingpong/pingpong.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

@@ -1,7 +1,7 @@
-// recurse's registry entry (harness/registry.hpp).
+// recurse's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
 #include "recurse/recurse.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 
 namespace schedlab {
 

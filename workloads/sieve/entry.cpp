@@ -1,6 +1,6 @@
-// sieve's registry entry (harness/registry.hpp).
+// sieve's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 #include "sieve/sieve.hpp"
 
 namespace schedlab {

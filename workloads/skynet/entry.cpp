@@ -1,7 +1,7 @@
-// skynet's registry entry (harness/registry.hpp): one of the field's standard task benchmarks
+// skynet's registry entry (workload_entry.hpp): one of the field's standard task benchmarks
 // (README, "The field's benchmarks").
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 #include "skynet/skynet.hpp"
 
 namespace schedlab {

@@ -1,6 +1,6 @@
-// wakeup's registry entry (harness/registry.hpp).
+// wakeup's registry entry (workload_entry.hpp).
 #include "entry_params.hpp"
-#include "registry.hpp"
+#include "workload_entry.hpp"
 #include "wakeup/wakeup.hpp"
 
 namespace schedlab {

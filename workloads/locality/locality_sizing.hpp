@@ -1,5 +1,5 @@
 // locality_sizing.hpp: the locality workload's sizes when --bytes and --leaf are left at auto,
-// from this machine's caches (sysfs, else CPUID: metadata.hpp's cache_info), and where each size
+// from this machine's caches (sysfs, else CPUID: schedulers/machine_caches.hpp's cache_info), and where each size
 // came from (the sidecar records both).
 //
 //   sweep: an array of 16 x L2 and leaves of L2 / 8 (the per-core L2 rounded down to a power

@@ -1,14 +1,14 @@
 // locality_sizing.cpp: see locality_sizing.hpp.
-#include "locality_sizing.hpp"
+#include "locality/locality_sizing.hpp"
 
 #include <bit>
 
-#include "metadata.hpp"
+#include "machine_caches.hpp"
 
 namespace schedlab {
 namespace {
 
-// What a machine that describes no plausible cache (sysfs, else CPUID: metadata.hpp's cache_info)
+// What a machine that describes no plausible cache (sysfs, else CPUID: machine_caches.hpp's cache_info)
 // is assumed to have: the caches of the VMs this suite was built on (docs/platform.md), said so
 // in the sidecar. --bytes and --leaf set the sizes by hand.
 constexpr std::uint64_t kAssumedL2 = std::uint64_t{1} << 20;
