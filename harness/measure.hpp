@@ -173,8 +173,10 @@ std::unique_ptr<InProcessSubject> in_process_subject(const SchedulerEntry& s, un
                                                      Watchers watchers);
 
 // A Measurement as JSON and back, for the children that measure in another process (the
-// simulated repetition, the A/B servers) and send it to the runner. Everything but `machine`
-// and `facts`, which the runner sets.
+// simulated repetition, the A/B servers) and send it to the runner. Everything but what the
+// runner sets itself (machine, facts, elision_ns, one_thread_ns; sim, read from Valgrind's
+// dump): tests/measurement_json_test.cpp round-trips every other field and pins the struct's
+// size, so that a new field is not left out.
 nlohmann::json measurement_to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j);
 

@@ -5,7 +5,9 @@
 // header and rows, the sidecar's `schema` (which scripts/schedlab_results reads instead of
 // keeping its own column lists), `schedlab columns`, and README's column table (a test checks
 // that README matches `schedlab columns --markdown`). Adding a column is one entry in
-// row.cpp's table.
+// row.cpp's table; a column that reads a new Measurement field also needs that field in
+// measurement_to_json and back (measure.cpp), or the runs measured in another process (simulated
+// repetitions, A/B servers) leave it empty: tests/measurement_json_test.cpp fails until it is.
 //
 // An empty cell always means "not measured", never 0.
 #pragma once
