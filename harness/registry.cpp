@@ -44,6 +44,7 @@ std::vector<SchedulerEntry> harness_entries(const std::vector<WorkloadEntry>& wo
                          "measure it in every block; add --scheduler elision to a run for them); one thread",
                          {pin_param(kPinByDefault)}, {}, /*single_threaded=*/true, SchedulerKind::elision};
   elision.rank = 70;
+  elision.counters = CounterMask{};  // no scheduler, nothing to count
   elision.cannot_wait_channels =
       "the sequential elision runs every task as a plain call, to its end, so a task waiting for another's send "
       "would wait for ever (a program of tasks that hand values to each other has no sequential elision)";
@@ -56,6 +57,8 @@ std::vector<SchedulerEntry> harness_entries(const std::vector<WorkloadEntry>& wo
   SchedulerEntry go{"go-runtime", "Go's scheduler itself: the Go twins of " + twins + " (workloads/go), GOMAXPROCS = --threads",
                     {latency_param(false)}, {}, /*single_threaded=*/false, SchedulerKind::external, /*peer=*/true};
   go.rank = 100;
+  // Go's runtime tells the program its threads (the threadcreate profile), not its queues.
+  go.counters = counter_mask({Counter::threads_created});
   return {elision, go};
 }
 

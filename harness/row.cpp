@@ -8,6 +8,7 @@
 #include "counters/hw_counters.hpp"
 #include "assert.hpp"
 #include "metadata.hpp"
+#include "registry.hpp"
 #include "speed_probe.hpp"
 
 namespace schedlab {
@@ -27,11 +28,16 @@ std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
 }
 
 const char* kNeverEmpty = "never";
-const char* kSchedulerUnobserved =
-    "the scheduler does not observe it (tbb reports only tasks, migrations and the channel and mutex parks and "
-    "readies, openmp only tasks and migrations, boost-fiber and boost-fiber-shared tasks, migrations, suspensions, "
-    "threads, stacks, lock parks and yields, os-threads no parks, unparks, idle time, migrations or preemptions, "
-    "go-runtime only threads_created), or the build has SCHEDLAB_STATS=OFF";
+// When counter k's cell is empty: the schedulers whose entries do not declare it
+// (SchedulerEntry::counters, checked against their runs by the conformance tests).
+std::string scheduler_unobserved(std::size_t k) {
+  std::string names;
+  for (const SchedulerEntry& e : scheduler_registry()) {
+    if (!e.counters[k]) names += (names.empty() ? "" : ", ") + e.name;
+  }
+  return (names.empty() ? std::string() : "the scheduler does not observe it (" + names + "), or ") +
+         "the build has SCHEDLAB_STATS=OFF";
+}
 const char* kOtherProcess = "go-runtime rows (the program runs in another process)";
 
 void identification(std::vector<Column>& s) {
@@ -179,7 +185,7 @@ void scheduler_counters(std::vector<Column>& s) {
     const CounterInfo& info = kCounters[k];
     s.push_back({std::string(info.name), ColumnType::integer, std::string(info.unit), "scheduler",
                  std::string(info.meaning) + (info.per_worker ? " (summed over workers)" : ""),
-                 kSchedulerUnobserved,
+                 scheduler_unobserved(k),
                  [k](const RowContext& r) {
                    return r.m.counters.measured[k] ? std::to_string(r.m.counters.value[k]) : std::string();
                  }});

@@ -10,6 +10,7 @@
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 namespace schedlab {
@@ -144,9 +145,17 @@ constexpr bool is_gauge(Counter c) {
          c == Counter::threads_created;
 }
 
+// Which counters a backend observes (SchedulerEntry::counters), one bit per Counter.
+using CounterMask = std::bitset<kCounterCount>;
+inline CounterMask counter_mask(std::initializer_list<Counter> counters) {
+  CounterMask m;
+  for (const Counter c : counters) m.set(static_cast<std::size_t>(c));
+  return m;
+}
+
 struct CounterSet {
   std::array<std::uint64_t, kCounterCount> value{};
-  std::bitset<kCounterCount> measured;
+  CounterMask measured;
 
   std::uint64_t& operator[](Counter c) { return value[static_cast<std::size_t>(c)]; }
   std::uint64_t operator[](Counter c) const { return value[static_cast<std::size_t>(c)]; }

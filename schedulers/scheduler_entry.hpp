@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "counters.hpp"
 #include "params.hpp"
 #include "scheduler.hpp"
 
@@ -56,6 +57,12 @@ struct SchedulerEntry {
   // A worked example of the guide (docs/extending.md), not a design under study: the tests run
   // it like any other, no preset or claim does.
   bool example = false;
+  // The counters its runs observe (CounterSet::measured), so that the CSV's "empty when" for
+  // each counter column names the schedulers that leave it empty (row.cpp) instead of a list
+  // kept by hand. Every one by default: the fiber runtime's schedulers observe them all. A backend
+  // built on another runtime declares its few; the conformance tests compare the declaration
+  // with what a run reports (tests/scheduler_test.cpp), so it cannot drift.
+  CounterMask counters = CounterMask{}.set();
   // Non-empty: the scheduler is missing from this build, and why (a backend whose library the
   // build left out). Such an entry is not in scheduler_registry().
   std::string missing;

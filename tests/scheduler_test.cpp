@@ -11,6 +11,7 @@
 
 #include "api.hpp"
 #include "fib/fib.hpp"
+#include "measure.hpp"
 #include "registry.hpp"
 
 namespace schedlab {
@@ -76,6 +77,30 @@ TEST_P(EveryScheduler, FibGoShapeIsCorrect) {
   // Every call with n > 2 spawns two tasks; the root is counted as well.
   EXPECT_EQ(c[Counter::tasks_spawned], fib_tasks(FibShape::go, n, 0) + 1);
   EXPECT_EQ(c[Counter::tasks_executed], c[Counter::tasks_spawned]);
+}
+
+// The entry's declaration of what its runs observe (SchedulerEntry::counters) is what they do
+// observe: the CSV's "empty when" for every counter column is written from it (row.cpp).
+TEST_P(EveryScheduler, ObservesExactlyTheCountersItsEntryDeclares) {
+  sched_->run([] { (void)fib_go(10, 0); });
+#if SCHEDLAB_STATS
+  const CounterMask declared = find_scheduler(GetParam().scheduler).counters;
+  const CounterMask observed = sched_->counters().measured;
+  for (std::size_t k = 0; k < kCounterCount; ++k) {
+    EXPECT_EQ(observed[k], declared[k]) << kCounters[k].name << (observed[k] ? " is observed but not declared"
+                                                                             : " is declared but not observed");
+  }
+#else
+  GTEST_SKIP() << "SCHEDLAB_STATS=OFF: the runtime's counters are compiled out";
+#endif
+}
+
+TEST(Elision, ObservesNoCounterAsItsEntryDeclares) {
+  EXPECT_TRUE(find_scheduler(kElisionName).counters.none());
+  const WorkloadEntry& fib = find_workload("fib");
+  std::unique_ptr<Workload> w = fib.make(resolve_params(fib.params, {{"n", "10"}}, "workload fib"));
+  const Measurement m = InProcessSubject::elision("elision", {}, /*pin=*/false)->measure(*w, /*traced=*/false);
+  EXPECT_TRUE(m.counters.measured.none());
 }
 
 TEST_P(EveryScheduler, FibCilkShapeIsCorrectWithAndWithoutCutoff) {

@@ -16,6 +16,11 @@ SchedulerEntry boost_fiber_entry(std::string name, [[maybe_unused]] Algorithm al
   SchedulerEntry e{std::move(name), std::move(summary), fiber_params(), {}};
   e.rank = 50;
   e.peer = true;
+  // Boost.Fiber's algorithms keep no counts of their own queues, switches or idle time
+  // (boost_fiber.cpp); these are what the adapter sees.
+  e.counters = counter_mask({Counter::tasks_spawned, Counter::tasks_executed, Counter::migrations,
+                             Counter::suspensions, Counter::threads_created, Counter::stacks_allocated,
+                             Counter::lock_parks, Counter::yields});
 #if SCHEDLAB_WITH_BOOST_FIBER
   e.make = [algorithm](unsigned threads, const ParamValues& p) {
     BoostFiberConfig c;

@@ -13,6 +13,9 @@ std::vector<SchedulerEntry> scheduler_entries_openmp() {
                    {pin_param(kPinByDefault), thread_stack_param()}, {}};
   e.rank = 60;
   e.peer = true;
+  // libgomp tells nothing of its queues: the tasks, their threads and where they ran.
+  e.counters = counter_mask({Counter::tasks_spawned, Counter::tasks_executed, Counter::migrations,
+                             Counter::threads_created});
 #if SCHEDLAB_WITH_OPENMP
   e.make = [](unsigned threads, const ParamValues& p) {
     return make_openmp(threads, chosen(p, "pin", kOnOff), static_cast<std::size_t>(param_int(p, "thread-stack")));

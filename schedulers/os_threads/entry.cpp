@@ -12,6 +12,10 @@ std::vector<SchedulerEntry> scheduler_entries_os_threads() {
   SchedulerEntry e{"os-threads", "every task its own pthread, join = pthread_join; the kernel schedules (--threads: CPU affinity only)",
                    stack_params(defaults.stack_size, defaults.stack_guard), {}};
   e.rank = 90;
+  // The kernel schedules: no parks, unparks, idle time, migrations or preemptions of its own to
+  // count (os_threads.cpp); its queue and steal counters are structurally zero, measured as 0.
+  e.counters = CounterMask{}.set() & ~counter_mask({Counter::parks, Counter::unparks, Counter::idle_ns,
+                                                     Counter::migrations, Counter::preemptions});
   e.params.push_back(integer("max-live-threads", static_cast<std::int64_t>(defaults.max_live_threads), 1, 1000000,
                              "threads started and not yet joined before spawn fails with an error (pid_max, memory)"));
   e.params.push_back(pin_param(defaults.pin));
