@@ -1,5 +1,6 @@
 // harness/paired.hpp against fixed data, with the values scripts/schedlab_results/paired.py
-// gives for the same data (the report's claims and the run summary must agree).
+// gives for the same data (the report's claims and the run summary must agree). That they agree
+// on many more data sets is tests/scripts/test_paired_agreement.py's to check.
 #include "paired.hpp"
 
 #include <gtest/gtest.h>

@@ -4,8 +4,8 @@ Everything a verdict depends on is in criteria.toml (what is compared, where, on
 the smallest effect that counts); this module only applies it. How a part is judged is written
 at the top of criteria.toml; the statistics are in paired.py, the metrics in metrics.py.
 
-Rows left out of every claim: preset "granularity" (a task-size sweep, figure 5; its A/A control
-still gives the noise floor), thread counts
+Rows left out of every claim: preset "granularity" (a task-size sweep for the granularity
+figure; its A/A control still gives the noise floor), thread counts
 above the machine's logical CPUs (oversubscribed: a bar like "efficiency near the bound" means
 nothing there), and blocks with a flagged repetition (another process took CPU time during it, or
 the speed probe found a CPU running slow: load.flagged).

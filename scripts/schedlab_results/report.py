@@ -5,7 +5,7 @@ import datetime
 import math
 import os
 
-from . import apart, claims, doc, latency, literature, machine, plots
+from . import apart, claims, doc, drawing, latency, literature, machine
 from .load import (CASE_KEY, FLAGS, block_key, config_labels, flagged, flagged_block_list, native,
                    natural_key)
 from .stats import summarise
@@ -90,7 +90,7 @@ def counters_blocks(results):
 def claims_blocks(table, figures):
     """The Claims section, the answer first: one line per part, the noise floor and how to read
     the forest plot, beside that plot, on one screen; then the per-configuration rows and what
-    was left out (collapsed in HTML); then how to read it all. `figures`: plots.ClaimFigures."""
+    was left out (collapsed in HTML); then how to read it all. `figures`: forest.ClaimFigures."""
     # The forest plot on the right; its caption (or why it was skipped) under the summary,
     # where the first screen has room.
     plot = [b for b in figures.by_part.blocks if isinstance(b, doc.Figure)]
@@ -472,7 +472,7 @@ def write(results, sections, claim_figures, table, out_dir):
     if beside:
         blocks += [doc.Heading(2, "Beside the literature")] + beside
     blocks += [doc.Heading(2, "Runs")] + runs_blocks(results)
-    timeline = machine.section(results, plots.Painter(results, out_dir), plots.Section("Machine"))
+    timeline = machine.section(results, drawing.Painter(results, out_dir), drawing.Section("Machine"))
     blocks += [doc.Heading(2, "Machine")] + timeline.blocks + machine_blocks(results)
     blocks += [doc.Heading(2, "Counters")] + counters_blocks(results)
     blocks += [doc.Heading(2, "Medians per case")] + medians_blocks(results)

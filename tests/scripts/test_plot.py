@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from schedlab_results import claims
+from schedlab_results.figures import FIGURES
 from schedlab_results.load import CASE_KEY, FLAGS
 from schedlab_results.metrics import CACHE_SOURCES
 from schedlab_results.paired import holm
@@ -162,7 +163,7 @@ def params(text):
 
 
 def granularity_references():
-    """{workload_params: the scheduler figure 5 takes T_ref from} for the fixture's loops sweep
+    """{workload_params: the scheduler the granularity figure takes T_ref from} for the fixture's loops sweep
     (preset granularity): the elision where the fixture ran it with those parameters (presets
     add it to every block), else serial (runs older than the elision), as
     stats.efficiency_reference chooses."""
@@ -318,6 +319,14 @@ class PlotFixtureTest(unittest.TestCase):
         else:
             self.assertIn("Skipped: the runs' sidecars do not say which schedulers are peers",
                           figures)
+
+    def test_figures_are_numbered_by_their_place_in_the_figures_list(self):
+        # FIGURES is the only home of the numbers: a title that carried its own would
+        # show as a second number or a gap here.
+        headings = re.findall(r"^### (.*)$", section(self.report, "Figures"), re.M)
+        self.assertEqual(len(headings), len(FIGURES))
+        for number, (heading, make) in enumerate(zip(headings, FIGURES), 1):
+            self.assertRegex(heading, rf"^{number}\. [^\d]", make.__name__)
 
     def test_granularity_table_has_every_scheduler(self):
         figures = section(self.report, "Figures")
