@@ -40,7 +40,7 @@ struct RunRequest {
   unsigned reps = 5;
   unsigned warmup = 1;  // untimed runs before the repetitions (pools filled, caches warm)
   // --replace-flagged: at most this many extra repetitions per block, run after the others to
-  // replace the block's repetitions flagged slow_cpu or noisy (runner.cpp, Group::run).
+  // replace the block's repetitions flagged slow_cpu or noisy (runner_replacements.hpp).
   unsigned replace_flagged = 0;
   std::string out_path;  // the CSV; its sidecar is derived from it
   std::string preset;    // the preset this request came from, or empty
@@ -56,8 +56,8 @@ struct RunRequest {
   // --filter: an ECMAScript regular expression; only the cases whose label() it matches
   // (anywhere in it, as Google Benchmark's --benchmark_filter) run. Empty: every case.
   std::string filter;
-  // Seeds the order of the cases within each repetition (runner.cpp); recorded in the sidecar,
-  // so that a run's order can be repeated with --order-seed.
+  // Seeds the order of the cases within each repetition (runner_interleaving.hpp); recorded in
+  // the sidecar, so that a run's order can be repeated with --order-seed.
   std::uint64_t order_seed = 0;
   // --against: the other build of an A/B run (served_subject.hpp); empty: not an A/B run.
   std::string against;

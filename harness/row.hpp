@@ -29,7 +29,7 @@ struct RowContext {
   const std::string& run_id;
   const std::string& preset;
   const Case& c;
-  unsigned block;  // which block of the run (runner.cpp): the cases measured together
+  unsigned block;  // which block of the run (runner_state.hpp): the cases measured together
   unsigned rep;
   const Measurement& m;
 };

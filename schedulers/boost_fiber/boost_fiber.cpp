@@ -40,9 +40,10 @@
 //     process-wide array sized by the first thread count it sees (a second set of threads, or
 //     another thread count, indexes past its end), and shared_work has one process-wide queue.
 //     The harness keeps a 1-thread and a 2-thread scheduler alive side by side, so
-//     PoolWorkStealing and PoolSharedWork below are the same code with that state moved into a
-//     per-scheduler Pool. One more departure: with one thread, 1.74's work_stealing looks for a
-//     victim other than itself forever when its queue is empty; the port does not steal then.
+//     PoolWorkStealing and PoolSharedWork (algorithms.hpp) are the same code with that state
+//     moved into a per-scheduler Pool. One more departure: with one thread, 1.74's work_stealing
+//     looks for a victim other than itself forever when its queue is empty; the port does not
+//     steal then.
 //   - Idle waiting: skynet uses the algorithms' default, suspend=false: a thread with nothing to
 //     run returns from suspend_until() at once and looks again, so idle threads spin (the
 //     library's suspend=true would park a thread until one of its own fibers is readied from
@@ -90,36 +91,32 @@
 // second with nothing finishing (sync/blocked_watch.hpp) is reported naming the channels and
 // mutexes they wait on; the channels are then closed and the locks give up (each throws
 // DeadlockError), so that the fibers unwind.
+//
+// The files: this one is the adapter (the Scheduler implementation, Boost's channels and mutex
+// behind the API, ASan's notices); algorithms.hpp the port of the two algorithms with per-pool
+// state; charged_stacks.hpp the stacks charged against the memory budget.
 #include "boost_fiber.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/buffered_channel.hpp>
 #include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/context.hpp>
-#include <boost/fiber/detail/context_spinlock_queue.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
-#include <boost/fiber/scheduler.hpp>
 #include <boost/fiber/timed_mutex.hpp>
-#include <boost/fiber/type.hpp>
 #include <boost/fiber/unbuffered_channel.hpp>
-#include <boost/intrusive_ptr.hpp>
 #include <atomic>
 #include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <exception>
 #include <mutex>
 #include <new>
-#include <random>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -131,6 +128,8 @@
 #include "../runtime/fiber_guard.hpp"
 #include "../stats.hpp"
 #include "../sync/blocked_watch.hpp"
+#include "algorithms.hpp"
+#include "charged_stacks.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -140,277 +139,9 @@ namespace schedlab {
 namespace {
 
 namespace bf = boost::fibers;
-using bf::context;
-
-// ---- what a scheduler's threads share ---------------------------------------------------------
-
-class Pool;
-
-// The idle policy both algorithms share (see above): spin while a run is active, sleep between
-// runs until a run starts or one of this thread's fibers is readied from another thread.
-class IdleWait {
- public:
-  explicit IdleWait(const Pool& pool) : pool_(pool) {}
-  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept;
-  void notify() noexcept {
-    {
-      std::lock_guard lock(mutex_);
-      flag_ = true;
-    }
-    wake_.notify_all();
-  }
-
- private:
-  const Pool& pool_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool flag_ = false;  // notified since the last sleep
-};
-
-// Boost 1.74's algo::work_stealing, with its static registry moved into the Pool.
-class PoolWorkStealing final : public bf::algo::algorithm {
- public:
-  PoolWorkStealing(Pool& pool, unsigned index);
-
-  void awakened(context* ctx) noexcept override {
-    if (!ctx->is_context(bf::type::pinned_context)) ctx->detach();
-    ready_.push(ctx);
-  }
-  context* pick_next() noexcept override;
-  bool has_ready_fibers() const noexcept override { return !ready_.empty(); }
-  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept override {
-    idle_.suspend_until(until);
-  }
-  void notify() noexcept override { idle_.notify(); }
-
-  context* steal() noexcept { return ready_.steal(); }  // a pinned fiber is never stolen
-
- private:
-  Pool& pool_;
-  const unsigned index_;
-  // Boost's default queue for work_stealing (BOOST_FIBERS_USE_SPMC_QUEUE is not defined): a
-  // ring behind a TTAS spinlock; pop and steal both take the oldest fiber.
-  bf::detail::context_spinlock_queue ready_;
-  std::minstd_rand victims_;
-  IdleWait idle_;
-};
-
-// Boost 1.74's algo::shared_work, with its static queue moved into the Pool.
-class PoolSharedWork final : public bf::algo::algorithm {
- public:
-  explicit PoolSharedWork(Pool& pool);
-
-  void awakened(context* ctx) noexcept override;
-  context* pick_next() noexcept override;
-  bool has_ready_fibers() const noexcept override;
-  void suspend_until(const std::chrono::steady_clock::time_point& until) noexcept override {
-    idle_.suspend_until(until);
-  }
-  void notify() noexcept override { idle_.notify(); }
-
- private:
-  Pool& pool_;
-  // This thread's main and dispatcher fibers: pinned, never on the shared queue.
-  bf::scheduler::ready_queue_type pinned_;
-  IdleWait idle_;
-};
-
-class Pool {
- public:
-  // Every thread's algorithm exists before any thread runs: a thief may look at any of them
-  // from its first dispatch on.
-  Pool(BoostFiberAlgorithm kind, unsigned threads) {
-    for (unsigned i = 0; i < threads; ++i) {
-      if (kind == BoostFiberAlgorithm::work_stealing) {
-        auto* ws = new PoolWorkStealing(*this, i);
-        stealers_.push_back(ws);
-        algorithms_.emplace_back(ws);
-      } else {
-        algorithms_.emplace_back(new PoolSharedWork(*this));
-      }
-    }
-  }
-
-  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
-  // A run starts: idle threads stop sleeping and look for work. Called by the harness thread.
-  void start_run() {
-    running_.store(true, std::memory_order_release);
-    for (const auto& a : algorithms_) a->notify();
-  }
-  void end_run() { running_.store(false, std::memory_order_release); }
-
-  // Called by worker `index`, once, on its own thread. The pool keeps every algorithm alive
-  // until it goes (after the threads), so a thief never looks at a freed one.
-  void install(unsigned index) { context::active()->get_scheduler()->set_algo(algorithms_[index]); }
-
-  unsigned threads() const noexcept { return static_cast<unsigned>(algorithms_.size()); }
-  PoolWorkStealing* stealer(unsigned i) const noexcept { return stealers_[i]; }
-
-  std::mutex shared_mutex;            // shared_work's queue
-  std::deque<context*> shared_queue;  // guarded by shared_mutex
-
- private:
-  std::atomic<bool> running_{false};
-  std::vector<boost::intrusive_ptr<bf::algo::algorithm>> algorithms_;  // by thread index
-  std::vector<PoolWorkStealing*> stealers_;                            // work_stealing only
-};
-
-void IdleWait::suspend_until(const std::chrono::steady_clock::time_point& until) noexcept {
-  if (pool_.running()) return;  // skynet's suspend=false: look again at once
-  std::unique_lock lock(mutex_);
-  auto woken = [this] { return flag_ || pool_.running(); };
-  if (until == std::chrono::steady_clock::time_point::max()) {
-    wake_.wait(lock, woken);
-  } else {
-    wake_.wait_until(lock, until, woken);
-  }
-  flag_ = false;
-}
-
-PoolWorkStealing::PoolWorkStealing(Pool& pool, unsigned index)
-    : pool_(pool), index_(index), victims_(std::random_device{}()), idle_(pool) {}
-
-context* PoolWorkStealing::pick_next() noexcept {
-  context* victim = ready_.pop();
-  if (victim != nullptr) {
-    if (!victim->is_context(bf::type::pinned_context)) context::active()->attach(victim);
-    return victim;
-  }
-  const unsigned n = pool_.threads();
-  if (n < 2) return nullptr;  // nobody to steal from (see the departures above)
-  std::uniform_int_distribution<unsigned> pick(0, n - 1);
-  unsigned tries = 0;
-  do {
-    unsigned id;
-    do {
-      ++tries;
-      id = pick(victims_);
-    } while (id == index_);
-    victim = pool_.stealer(id)->steal();
-  } while (victim == nullptr && tries < n);
-  if (victim != nullptr) context::active()->attach(victim);
-  return victim;
-}
-
-PoolSharedWork::PoolSharedWork(Pool& pool) : pool_(pool), idle_(pool) {}
-
-void PoolSharedWork::awakened(context* ctx) noexcept {
-  if (ctx->is_context(bf::type::pinned_context)) {
-    pinned_.push_back(*ctx);
-    return;
-  }
-  ctx->detach();
-  std::lock_guard lock(pool_.shared_mutex);
-  pool_.shared_queue.push_back(ctx);
-}
-
-context* PoolSharedWork::pick_next() noexcept {
-  {
-    std::unique_lock lock(pool_.shared_mutex);
-    if (!pool_.shared_queue.empty()) {
-      context* ctx = pool_.shared_queue.front();
-      pool_.shared_queue.pop_front();
-      lock.unlock();
-      context::active()->attach(ctx);
-      return ctx;
-    }
-  }
-  if (pinned_.empty()) return nullptr;
-  context* ctx = &pinned_.front();
-  pinned_.pop_front();
-  return ctx;
-}
-
-bool PoolSharedWork::has_ready_fibers() const noexcept {
-  std::lock_guard lock(pool_.shared_mutex);
-  return !pool_.shared_queue.empty() || !pinned_.empty();
-}
-
-// ---- the stacks -------------------------------------------------------------------------------
-
-// The fibers' stacks: the fiber runtime's StackAllocator, each stack it maps charged against the
-// memory budget (see the top of this file). The allocator pools stacks and unmaps them only when
-// it goes, so the stacks it has mapped are the most Boost ever held at once: a stack is charged
-// when the count Boost holds passes its previous high, and everything is released at the end.
-class ChargedStacks {
- public:
-  explicit ChargedStacks(StackConfig config) : stacks_(config) {}
-  ~ChargedStacks() { memory_release(charged_.load(std::memory_order_relaxed) * stack_charge()); }
-  ChargedStacks(const ChargedStacks&) = delete;
-  ChargedStacks& operator=(const ChargedStacks&) = delete;
-
-  // Throws ResourceError past the budget, or when the kernel refuses the stack; once refused,
-  // every later call is (the scheduler cannot run again).
-  boost::context::stack_context allocate() {
-    const std::uint64_t held = held_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (refused_.load(std::memory_order_acquire)) {
-      held_.fetch_sub(1, std::memory_order_relaxed);
-      throw ResourceError(refusal_);  // written once, before refused_
-    }
-    std::uint64_t high = high_.load(std::memory_order_relaxed);
-    while (held > high) {
-      if (!high_.compare_exchange_weak(high, held, std::memory_order_relaxed)) continue;
-      const std::uint64_t fresh = held - high;  // stacks the pool must map now
-      if (!memory_try_charge(fresh * stack_charge(), held * kTaskRecordBytes)) refuse(budget_report(held));
-      charged_.fetch_add(fresh, std::memory_order_relaxed);
-      break;
-    }
-    try {
-      return stacks_.allocate();
-    } catch (const std::exception& e) {  // its message names the limit and the fix
-      refuse(std::string(e.what()) + " (" + std::to_string(held) + " fibers)");
-    }
-  }
-  void deallocate(boost::context::stack_context& sctx) noexcept {
-    stacks_.deallocate(sctx);
-    held_.fetch_sub(1, std::memory_order_relaxed);
-  }
-
-  std::uint64_t mapped() const { return stacks_.guarded() + stacks_.unguarded(); }
-  std::size_t stack_size() const noexcept { return stacks_.stack_size(); }
-  StackRange stack_holding(const void* p) const noexcept { return stacks_.stack_holding(p); }
-
- private:
-  // What a fiber is charged: the two pages its stack commits (the task record is charged as
-  // transient, kTaskRecordBytes per fiber held).
-  static std::uint64_t stack_charge() { return 2 * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)); }
-
-  [[noreturn]] void refuse(std::string why) {
-    held_.fetch_sub(1, std::memory_order_relaxed);
-    {
-      std::lock_guard lock(refusal_mutex_);
-      if (!refused_.load(std::memory_order_relaxed)) {
-        refusal_ = why;
-        refused_.store(true, std::memory_order_release);
-      }
-    }
-    throw ResourceError(why);
-  }
-
-  std::string budget_report(std::uint64_t held) const {
-    const MemoryBudget budget = memory_budget();
-    auto mib = [](std::uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; };
-    return "memory budget of " + mib(budget.bytes) + " (" + budget.source + ") reached: " + std::to_string(held) +
-           " live fibers (running, waiting, or finished with stacks Boost has not released yet) hold about " +
-           mib(memory_charged() + held * kTaskRecordBytes) +
-           "; use a smaller problem (--n, --leaves, --tree, or a serial --cutoff) or a larger --memory-budget";
-  }
-
-  StackAllocator stacks_;
-  std::atomic<std::uint64_t> held_{0};     // stacks Boost holds now
-  std::atomic<std::uint64_t> high_{0};     // the most it has held: the stacks the pool mapped
-  std::atomic<std::uint64_t> charged_{0};  // stacks charged to the budget
-  std::atomic<bool> refused_{false};
-  std::mutex refusal_mutex_;
-  std::string refusal_;  // the first refusal's message, once refused_
-};
-
-// The small handle Boost keeps by value inside each fiber.
-struct ChargedStacksRef {
-  ChargedStacks* stacks;
-  boost::context::stack_context allocate() { return stacks->allocate(); }
-  void deallocate(boost::context::stack_context& sctx) noexcept { stacks->deallocate(sctx); }
-};
+using boost_fiber::ChargedStacks;
+using boost_fiber::ChargedStacksRef;
+using boost_fiber::Pool;
 
 // ---- the scheduler ----------------------------------------------------------------------------
 
