@@ -1,6 +1,8 @@
 // schedlab: the command-line driver.
 //
 //   schedlab list                          schedulers, workloads, presets and their parameters
+//   schedlab list --markdown [TABLE]       the same as the Markdown tables docs/ show (TABLE:
+//                                          schedulers, workloads or presets; default all three)
 //   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
 //   schedlab run --preset quick            a named preset (harness/presets.json)
 //   schedlab run ... --filter REGEX        only the cases whose name matches
@@ -101,6 +103,77 @@ int cmd_list(const std::string& presets_file) {
   return 0;
 }
 
+// A Markdown table cell: a '|' would end the cell, a line break the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+std::string param_cell(const std::vector<ParamSpec>& params) {
+  std::string out;
+  for (const ParamSpec& p : params) out += (out.empty() ? "" : ", ") + ("`--" + p.name + "` " + p.default_value);
+  return out.empty() ? "none" : cell(out);
+}
+
+// The tables docs/ shows, generated here so that a page cannot drift from the registry and
+// presets.json: tests/cli/docs_tables_test.sh compares each page's copy with this output.
+void markdown_schedulers(std::ostream& out) {
+  out << "| scheduler | kind | summary | cannot run | parameters (default) |\n|---|---|---|---|---|\n";
+  for (const SchedulerEntry& s : scheduler_registry()) {
+    std::string kind = s.peer ? "peer" : s.example ? "example" : s.elision() ? "baseline (no scheduler)" : "";
+    if (kind.empty()) kind = s.single_threaded ? "baseline (one thread)" : "schedlab's own";
+    if (s.external()) kind += ", another program";
+    std::string cannot;
+    if (!s.cannot_wait_channels.empty()) cannot = "workloads that wait on channels";
+    if (!s.cannot_wait_locks.empty()) cannot += (cannot.empty() ? "workloads" : " or") + std::string(" that wait on a mutex");
+    out << "| `" << s.name << "` | " << kind << " | " << cell(s.summary) << " | " << (cannot.empty() ? "-" : cannot)
+        << " | " << param_cell(s.params) << " |\n";
+  }
+}
+
+void markdown_workloads(std::ostream& out) {
+  out << "| workload | summary | tasks wait on | Go twin | sequential elision | parameters (default) |\n"
+      << "|---|---|---|---|---|---|\n";
+  const SchedulerEntry& elision = find_scheduler(kElisionName);
+  for (const WorkloadEntry& w : workload_registry()) {
+    const char* waits = w.waits == TaskWaits::channels ? "joins, channels, a mutex"
+                        : w.waits == TaskWaits::locks  ? "joins, a mutex"
+                                                       : "joins";
+    out << "| `" << w.name << "` | " << cell(w.summary) << " | " << waits << " | " << (w.go_twin ? "yes" : "no")
+        << " | " << (cannot_run(elision, w) ? "no" : "yes") << " | " << param_cell(w.params) << " |\n";
+  }
+}
+
+void markdown_presets(std::ostream& out, const std::string& presets_file) {
+  out << "| preset | what it runs | threads | reps | last recorded wall time |\n|---|---|---|---|---|\n";
+  for (const PresetInfo& p : list_presets(presets_file)) {
+    out << "| `" << p.name << "` | " << cell(p.description) << " | " << cell(p.threads.empty() ? "1" : p.threads)
+        << " | " << (p.reps == 0 ? std::string("default") : std::to_string(p.reps)) << " | "
+        << (p.recorded ? cell(describe_record(*p.recorded)) : "not recorded") << " |\n";
+  }
+}
+
+int cmd_list_markdown(const std::string& presets_file, const std::string& table) {
+  if (table != "all" && table != "schedulers" && table != "workloads" && table != "presets") {
+    throw ParamError("list --markdown " + table + ": unknown table; choose schedulers, workloads or presets");
+  }
+  std::ostringstream out;  // whole or nothing: a bad presets file must not leave half the tables
+  if (table == "all" || table == "schedulers") markdown_schedulers(out);
+  if (table == "all") out << "\n";
+  if (table == "all" || table == "workloads") markdown_workloads(out);
+  if (table == "all") out << "\n";
+  if (table == "all" || table == "presets") markdown_presets(out, presets_file);
+  std::cout << out.str();
+  return 0;
+}
+
 int cmd_columns(bool markdown, bool json) {
   if (markdown) {
     std::cout << schema_markdown();
@@ -160,8 +233,8 @@ void require_counters(const HwCounters& events) {
 
 // `run --dry-run`: the cases as --filter matches them, what is known of their size, and no
 // invented time: schedlab keeps no per-task cost of this machine before it has measured one, so
-// the time is said to be unknown; a preset's description, which states its authors' estimate
-// for 2 cores, is quoted as theirs.
+// the time is said to be unknown; a preset's description and its recorded wall time (on the
+// machine that measured it, presets.json's "recorded") are quoted as what they are.
 std::string dry_run_text(const RunRequest& request, const std::vector<Case>& cases, const std::string& presets_file) {
   std::ostringstream out;
   std::size_t width = 0;
@@ -181,7 +254,9 @@ std::string dry_run_text(const RunRequest& request, const std::vector<Case>& cas
   out << "estimated time: unknown before measuring (schedlab keeps no per-task cost of this machine)";
   if (!request.preset.empty()) {
     for (const PresetInfo& p : list_presets(presets_file)) {
-      if (p.name == request.preset) out << "; preset " << p.name << " says: " << p.description;
+      if (p.name != request.preset) continue;
+      out << "; preset " << p.name << " says: " << p.description;
+      if (p.recorded) out << "; its last recorded time: " << describe_record(*p.recorded);
     }
   }
   out << "\nnothing was run or written (drop --dry-run to run)\n";
@@ -345,7 +420,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--out", o.out, "CSV to create (default results/run-DATE-HOST.csv); never overwritten");
   run->add_option("--memory-budget", o.memory_budget,
                   "Stop a run whose live tasks would hold more memory than this (bytes, suffixes K, M, G; "
-                  "default: half of MemAvailable; see README)");
+                  "default: half of MemAvailable; see docs/reliability.md)");
   run->add_option("--against", o.against,
                   "A/B run: measure every case under this binary and under OTHER (another schedlab binary), "
                   "interleaved and paired per block, with an A/A control; `scripts/compare RUN.csv` judges it");
@@ -488,7 +563,12 @@ int main_impl(int argc, char** argv) {
   app.set_version_flag("--version", [] { return version_text(); }, "Show the version, git commit and build type");
   std::string presets_file = default_presets_path();
   app.add_option("--presets-file", presets_file, "The presets file")->capture_default_str();
-  app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
+  CLI::App* list_cmd = app.add_subcommand("list", "List schedulers, workloads, their parameters and the presets");
+  bool list_markdown = false;
+  std::string list_table = "all";
+  list_cmd->add_flag("--markdown", list_markdown, "As the Markdown tables docs/ shows");
+  list_cmd->add_option("table", list_table, "With --markdown: schedulers, workloads, presets or all")
+      ->capture_default_str();
   CLI::App* counters_cmd = app.add_subcommand(
       "counters", "Show which hardware and kernel counters this machine can read, and why not the others; the "
                   "simulated and modelled cache counters and their geometry");
@@ -503,7 +583,7 @@ int main_impl(int argc, char** argv) {
   child->add_option("--out", child_out)->required();
   CLI::App* columns_cmd = app.add_subcommand("columns", "Describe the CSV's columns (the schema in harness/row.cpp)");
   bool markdown = false, json = false;
-  columns_cmd->add_flag("--markdown", markdown, "As README's Markdown table");
+  columns_cmd->add_flag("--markdown", markdown, "As docs/output.md's Markdown table");
   columns_cmd->add_flag("--json", json, "As the sidecar's `schema` (JSON)");
   RunOptions options;
   CLI::App* run = add_run_command(app, options);
@@ -520,7 +600,10 @@ int main_impl(int argc, char** argv) {
                  unknown_command(app, argc, argv).value_or(e.what()).c_str());
     return kExitRefused;
   }
-  if (app.got_subcommand("list")) return cmd_list(presets_file);
+  if (app.got_subcommand("list")) {
+    if (list_table != "all" && !list_markdown) throw ParamError("list " + list_table + ": a table name needs --markdown");
+    return list_markdown ? cmd_list_markdown(presets_file, list_table) : cmd_list(presets_file);
+  }
   if (app.got_subcommand("counters")) return print_counter_report(std::cout, report_l1, report_ll);
   if (app.got_subcommand("simulated-repetition")) {
     run_simulated_repetition(child_request, child_out);

@@ -119,7 +119,65 @@ void read_params(const json& v, const std::string& where, std::map<std::string, 
   for (const auto& [param, values] : v.items()) into[param] = text_list(values, where + ": params." + param);
 }
 
+bool is_date(const std::string& d) {
+  if (d.size() != 10 || d[4] != '-' || d[7] != '-') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (d[i] < '0' || d[i] > '9') return false;
+  }
+  return true;
+}
+
+std::string required_text(const json& obj, const std::string& key, const std::string& where) {
+  if (!obj.contains(key) || !obj[key].is_string() || obj[key].get<std::string>().empty()) {
+    throw ParamError(where + ": needs '" + key + "', a non-empty string");
+  }
+  return obj[key].get<std::string>();
+}
+
+// A preset's "recorded": a measurement (wall_s, machine, date) or, for a preset never run whole,
+// an estimate; not both, so that the table never passes an estimate off as measured.
+PresetRecord read_record(const json& v, const std::string& at) {
+  const std::string where = at + ": recorded";
+  only_keys(v, {"wall_s", "machine", "date", "estimate", "note"}, where);
+  PresetRecord r;
+  if (v.contains("note")) r.note = required_text(v, "note", where);
+  if (v.contains("estimate")) {
+    if (v.contains("wall_s") || v.contains("date")) {
+      throw ParamError(where + ": an estimate has no wall_s or date; record a measurement or an estimate, not both");
+    }
+    r.estimate = required_text(v, "estimate", where);
+    if (v.contains("machine")) r.machine = required_text(v, "machine", where);
+    return r;
+  }
+  if (!v.contains("wall_s") || !v["wall_s"].is_number_unsigned() || v["wall_s"].get<unsigned long long>() == 0 ||
+      v["wall_s"].get<unsigned long long>() > 10'000'000) {
+    throw ParamError(where + ": needs 'wall_s', the measured wall time in whole seconds (1..10000000), or an 'estimate'");
+  }
+  r.wall_s = v["wall_s"].get<unsigned>();
+  r.machine = required_text(v, "machine", where);
+  r.date = required_text(v, "date", where);
+  if (!is_date(r.date)) throw ParamError(where + ": date '" + r.date + "' is not YYYY-MM-DD");
+  return r;
+}
+
+std::string duration_text(unsigned s) {
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return std::to_string(s / 60) + " min" + (s % 60 ? " " + std::to_string(s % 60) + " s" : "");
+  return std::to_string(s / 3600) + " h" + (s % 3600 / 60 ? " " + std::to_string(s % 3600 / 60) + " min" : "");
+}
+
 }  // namespace
+
+std::string describe_record(const PresetRecord& r) {
+  std::string out;
+  if (!r.estimate.empty()) {
+    out = "not measured; the authors' estimate: " + r.estimate + (r.machine.empty() ? "" : " (" + r.machine + ")");
+  } else {
+    out = duration_text(r.wall_s) + " on " + r.machine + " (" + r.date + ")";
+  }
+  if (!r.note.empty()) out += "; " + r.note;
+  return out;
+}
 
 std::string default_presets_path() { return SCHEDLAB_PRESETS_FILE; }
 
@@ -128,7 +186,17 @@ std::vector<PresetInfo> list_presets(const std::string& path) {
   if (!all.is_object()) throw ParamError("presets file " + path + " must hold a JSON object of presets");
   std::vector<PresetInfo> out;
   for (const auto& [name, p] : all.items()) {
-    out.push_back({name, p.is_object() && p.contains("description") ? p["description"].get<std::string>() : ""});
+    PresetInfo info{name, p.is_object() && p.contains("description") ? p["description"].get<std::string>() : ""};
+    if (p.is_object()) {
+      if (p.contains("reps")) info.reps = count(p["reps"], "preset '" + name + "': reps");
+      if (p.contains("threads")) {
+        for (const std::string& t : text_list(p["threads"], "preset '" + name + "': threads")) {
+          info.threads += (info.threads.empty() ? "" : ", ") + t;
+        }
+      }
+      if (p.contains("recorded")) info.recorded = read_record(p["recorded"], "preset '" + name + "'");
+    }
+    out.push_back(std::move(info));
   }
   return out;
 }
@@ -144,7 +212,9 @@ RunRequest load_preset(const std::string& path, const std::string& name) {
   }
   const json& p = all[name];
   const std::string where = "preset '" + name + "'";
-  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "replace_flagged", "params", "runs"}, where);
+  only_keys(p, {"description", "schedulers", "threads", "reps", "warmup", "replace_flagged", "params", "runs", "recorded"},
+            where);
+  if (p.contains("recorded")) (void)read_record(p["recorded"], where);
   if (!p.contains("runs") || !p["runs"].is_array() || p["runs"].empty()) {
     throw ParamError(where + ": needs a non-empty list 'runs'");
   }

@@ -163,7 +163,7 @@ void latencies(std::vector<Column>& s) {
       "latency file",
       "--latency off (the default; the fiber schedulers and go-runtime take it), a scheduler that cannot see its "
       "tasks become runnable (tbb, openmp, boost-fiber, boost-fiber-shared, os-threads, serial, the elision: "
-      "README, Latency), or the row was simulated",
+      "docs/latency.md), or the row was simulated",
       [](const RowContext& r) { return r.m.sched_delay ? &*r.m.sched_delay : nullptr; });
   const std::string unmeasured = "the workload sends no requests on a schedule (every workload but netmix --load open)";
   distribution_columns(

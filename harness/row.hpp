@@ -3,8 +3,8 @@
 // A Column says what it holds (name, type, unit, group, meaning), when its cell is empty, and
 // how to fill it from what a repetition measured. Everything else reads this table: the CSV
 // header and rows, the sidecar's `schema` (which scripts/schedlab_results reads instead of
-// keeping its own column lists), `schedlab columns`, and README's column table (a test checks
-// that README matches `schedlab columns --markdown`). Adding a column is one entry in
+// keeping its own column lists), `schedlab columns`, and docs/output.md's column table (a test
+// checks that the page matches `schedlab columns --markdown`). Adding a column is one entry in
 // row.cpp's table; a column that reads a new Measurement field also needs that field in
 // measurement_to_json and back (measure.cpp), or the runs measured in another process (simulated
 // repetitions, A/B servers) leave it empty: tests/measurement_json_test.cpp fails until it is.
@@ -51,7 +51,7 @@ std::vector<std::string> row_cells(const RowContext& r);
 
 // The table as the sidecar's `schema`: [{name, type, unit, group, meaning, empty_when}...].
 nlohmann::json schema_json();
-// README's column table (parameters collapsed into one row).
+// docs/output.md's column table (parameters collapsed into one row).
 std::string schema_markdown();
 
 }  // namespace schedlab

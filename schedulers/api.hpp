@@ -303,7 +303,7 @@ class Channel {
   std::unique_ptr<ChannelCore> core_;
 };
 
-// Go's sync.Mutex (which of its rules each backend keeps: sync/go_mutex.hpp, README). A waiter
+// Go's sync.Mutex (which of its rules each backend keeps: sync/go_mutex.hpp, docs/schedulers.md). A waiter
 // parks; lock() is a safe point. Use it with std::lock_guard. Made and used inside a run.
 class Mutex {
  public:
@@ -425,7 +425,7 @@ IoResult write_full(Socket& s, const void* buf, std::size_t n, void (*wait)(Sock
 // calls f, wait() and blocking(f) do nothing but call, and a socket wait is a plain poll(2) of
 // that socket (the sequential program's blocking I/O). No task object, virtual call, atomic or
 // counter is left, so after inlining it is the plain recursive program a user would write:
-// T_S, the time every speedup and work overhead is measured against (README, "elision").
+// T_S, the time every speedup and work overhead is measured against (docs/schedulers.md, "The baseline").
 // One difference in meaning: an exception leaves spawn() under Elision, join() under Tasks.
 
 // The parallel program: tasks on the scheduler whose run() is active.

@@ -57,7 +57,7 @@ enum class Counter : std::size_t {
 inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::count);
 
 // What each counter is: its CSV column and what it counts. The one home of these words: the
-// CSV schema (harness/row.cpp), README's column table and `schedlab columns` read them here.
+// CSV schema (harness/row.cpp), docs/output.md's column table and `schedlab columns` read them here.
 struct CounterInfo {
   std::string_view name;
   std::string_view unit;

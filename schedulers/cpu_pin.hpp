@@ -26,7 +26,7 @@ namespace schedlab {
 // pinned per thread at all, and on a shared machine a pinned worker waits for its one CPU
 // instead of moving. The presets that judge the claims pin (presets.json: their "params"),
 // because the kernel's placement can leave a short repetition's two workers sharing one
-// CPU throughout, at half speed with nothing flagged (README, Pinning, has the counts).
+// CPU throughout, at half speed with nothing flagged (docs/schedulers.md, Pinning, has the counts).
 // os-threads, which has no pool, defaults to on (os_threads.cpp says why).
 inline constexpr bool kPinByDefault = false;
 

@@ -108,7 +108,7 @@ class Scheduler {
   virtual std::vector<WorkerTrace> take_trace() { return {}; }
   // The scheduling delays (latency.hpp) of every task started or resumed since the last call,
   // merged over the workers, which start again from none; nullopt when this scheduler does not
-  // record them (--latency off, or a backend that cannot see a task become runnable: README,
+  // record them (--latency off, or a backend that cannot see a task become runnable: docs/latency.md,
   // "Latency"). Call between runs.
   virtual std::optional<LatencyDistribution> take_sched_delays() { return std::nullopt; }
 

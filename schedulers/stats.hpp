@@ -5,7 +5,7 @@
 // (a relaxed atomic load and store would be three instructions, and the compiler never fuses
 // them), elsewhere a relaxed load and store. Other threads read them with relaxed atomic loads
 // (the harness between runs). Compile with SCHEDLAB_STATS=0 to remove every update (the cost of
-// the counters is measured by comparing the two builds; see README). Every backend that keeps
+// the counters is measured by comparing the two builds; docs/output.md's columns say which are empty then). Every backend that keeps
 // its own counters (the fiber runtime's workers, serial, tbb's arena slots) uses it.
 #pragma once
 

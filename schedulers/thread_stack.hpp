@@ -24,7 +24,7 @@ namespace schedlab {
 
 // --thread-stack's default: room for UTS T3L, the deepest tree a workload here declares. Its
 // deepest thread touched 18.5 MiB under tbb and 16.1 MiB under openmp, at 1 and 2 threads (about
-// 1 KiB per level; release build, scripts/stack-depth; README, "The field's benchmarks"); twice
+// 1 KiB per level; release build, scripts/stack-depth; docs/workloads.md, "The field's benchmarks"); twice
 // that, rounded up to a power of two, leaves room for larger frames (a debug build's are 1.4x:
 // T3 touched 2.3 MiB under tbb, 1.9 MiB under openmp, against 1.6 and 1.4 in release).
 inline constexpr std::size_t kDefaultThreadStackBytes = std::size_t{64} << 20;

@@ -152,7 +152,7 @@ TEST(Workloads, ElisionSpawnIsAPlainCall) {
 
 TEST(Workloads, CountUpReturnsItsCount) {
   // Whether the loop really runs (is not folded into its result) cannot be seen from its value:
-  // that is the benchmark's check, time growing linearly with the count (README, loops).
+  // that is the benchmark's check, time growing linearly with the count (docs/workloads.md, loops).
   EXPECT_EQ(count_up(12345), 12345u);
   EXPECT_EQ(count_up(0), 0u);
 }

@@ -11,7 +11,7 @@
 // every thread; and rather than START/STOP_INSTRUMENTATION, which flushes the simulated caches
 // at the start (measured), so the region would begin cold where a native run begins warm.
 //
-// What the simulator sees (README, `schedlab counters` and the sidecar say it in these words):
+// What the simulator sees (docs/counters.md, `schedlab counters` and the sidecar say it in these words):
 // Valgrind runs one thread at a time and its cache is one hierarchy shared by all threads. So
 // at 1 worker it is exact for the effects of order (LIFO vs FIFO, central vs per-P); at more
 // workers it models a shared cache and does not see a task moving between two cores' private
@@ -28,7 +28,7 @@
 
 namespace schedlab {
 
-// What the simulator sees, in one paragraph (README, `schedlab counters`, the sidecar).
+// What the simulator sees, in one paragraph (docs/counters.md, `schedlab counters`, the sidecar).
 extern const char* const kSimulatorSees;
 
 // What one simulated region counted.

@@ -2,7 +2,7 @@
 //
 // The `openmp` scheduler maps schedlab's task API onto `omp task` and `taskwait`
 // (schedulers/openmp/openmp.cpp); what that mapping costs per task is the difference between
-// its rows and these, and the fiber schedulers' targets are set against these rows (README).
+// its rows and these, and the fiber schedulers' targets are set against these rows (docs/schedulers.md).
 // Like the adapter, each call is one parallel region of `threads` threads whose `single` thread
 // runs the root, and the region's start and end are inside the measured time; the regions are
 // started by the calling thread (gbench's), whose libgomp thread pool is separate from the

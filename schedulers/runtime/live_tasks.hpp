@@ -4,7 +4,7 @@
 // and finish would put a contended cache line on the hot path, so each worker batches its
 // spawns-minus-finishes and folds them into the shared gauge when the batch reaches kLiveBatch
 // and whenever the worker goes idle (so a quiescent runtime's gauge is exact). The peak is
-// therefore exact to within kLiveBatch per worker thread; README states that bound.
+// therefore exact to within kLiveBatch per worker thread; docs/output.md states that bound.
 //
 // The other backends count live tasks their own way (serial exactly, on its one thread;
 // os-threads with one shared atomic, noise next to a clone()), so this stays in runtime/.

@@ -11,7 +11,7 @@
 // are visible where the loop is compiled. It is compiled twice, with and without the recording of
 // scheduling delays (--latency, kRecordDelays): the recording reads the clock twice per task, and
 // a runtime that does not record pays nothing for it, not even the branch (measured: 7.5
-// instructions per task of steal-half fib-go when it was a branch; README, "Latency").
+// instructions per task of steal-half fib-go when it was a branch; docs/latency.md).
 #pragma once
 
 #include <memory>

@@ -14,7 +14,7 @@
 // duties, as Go's sysmon does; for fair, central and random-push the runtime starts a
 // PreemptMonitor that does only this, for its workers (each holds its processor for life). Both
 // keep looking every 10 ms while any processor is busy, and sleep without a timeout while every
-// one is idle: what that costs is in the sysmon_wakeups and sysmon_cpu_ns columns (README).
+// one is idle: what that costs is in the sysmon_wakeups and sysmon_cpu_ns columns (docs/schedulers.md).
 #pragma once
 
 #include <atomic>

@@ -71,7 +71,7 @@ struct RuntimeConfig {
   // runs until it parks, yields or ends.
   bool preempt = true;
   // --latency: record every task's scheduling delay (mark_runnable, record_delay) into a
-  // histogram per worker. Off by default: two clock reads per runnable task (README, "Latency"
+  // histogram per worker. Off by default: two clock reads per runnable task (docs/latency.md
   // has their cost), which fork-join benchmarks of a few tens of ns per task would pay.
   bool latency = false;
 };

@@ -53,7 +53,7 @@
 //     spinner would find the task anyway, and waking a thread costs a futex call. As in Go,
 //     every put asks, also one that only filled runnext: a thief may take runnext, and the
 //     spawner may run long before its P gets there (tests: StealHalfWakeups). Asking on every
-//     put costs ~8 instructions per task more (three loads of shared counters; callgrind, README).
+//     put costs ~8 instructions per task more (three loads of shared counters; callgrind, docs/schedulers.md).
 //   - If every P is busy and nobody spins, the submitter sets need_spinning (Go's needspinning,
 //     under the sched lock), and an M about to give up its P without spinning (others were
 //     spinning when it looked) spins once more instead. Otherwise that M parks while the task
@@ -92,7 +92,7 @@
 //   10 ms: they would take any new work.
 //   So a call that does not block costs an XCHG and a CAS, and one that blocks lends its P to
 //   another thread after one or two of the monitor's rounds (a 20 µs sleep lasted 34-120 µs,
-//   fastest to average, on the project's loaded VM; README has the figures).
+//   fastest to average, on the project's loaded VM; docs/schedulers.md has the figures).
 //
 //   --handoff eager (the ablation; steal-half's behaviour before the monitor): Go's
 //   entersyscallblock, which Go uses only for its own timed sleeps (notetsleepg): M1 releases P
@@ -128,7 +128,7 @@
 //   interrupting a C++ fiber at an arbitrary instruction is unsafe (Go's compiler records where
 //   every instruction may be stopped; a C++ compiler does not), so a loop without a safe point
 //   keeps its P until it ends, as in Go 1.13. What looking costs: the monitor's rounds, 10 ms
-//   apart while tasks run, ~10-15 µs of CPU each on the project's VM (README has the figures);
+//   apart while tasks run, ~10-15 µs of CPU each on the project's VM (docs/schedulers.md has the figures);
 //   the tick it reads is the one the 1-in-61 check already keeps, so the per-task path is as
 //   before.
 //
@@ -160,7 +160,7 @@
 //     the owner pops at the tail while thieves take batches at the head.
 //   - runnext: Go's owner pays a CAS for every put and every take so that thieves may take it;
 //     here the owner uses plain stores and a load, and a thief pays a process-wide barrier
-//     (runnext.hpp). Measured: ~15 instructions per task for the protocol (callgrind, README),
+//     (runnext.hpp). Measured: ~15 instructions per task for the protocol (callgrind, docs/schedulers.md),
 //     no locked instruction. The thief's 3 µs sleep is usleep(3), as Go's: on Linux with the
 //     default 50 µs timer slack it lasts ~95 µs on the project's VM, for Go too.
 //   - An M that gives up its P lists itself idle in the same critical section. Go lists it

@@ -16,7 +16,7 @@
 // sleep each round, up to 10 ms. Preemption keeps it looking while any P is busy, as Go's does:
 // with --preempt safepoint (the default) it sleeps deeply only when every P is idle, and the
 // first P to leave the idle list wakes it (note_busy) straight into its 10 ms rounds (a round
-// costs ~10-15 µs of CPU on a VM: ~0.1-0.15% of a core while tasks run; README has the
+// costs ~10-15 µs of CPU on a VM: ~0.1-0.15% of a core while tasks run; docs/schedulers.md has the
 // figures). Two departures from Go, both about its other duties:
 //   - with --preempt off it sleeps deeply (without a timeout) when a round finds no P in a call
 //     and no task waiting on a socket once it has backed off to 10 ms, where Go sleeps deeply

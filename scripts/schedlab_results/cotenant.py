@@ -14,8 +14,8 @@ each disturbed run in bursts mode, which block repetitions overlapped a burst an
 were flagged (`noisy`, `slow_cpu`) and so left out of the claims.
 
 Exit status 0 when every disturbed run gives the quiet run's verdict on every part, 1 when one
-differs, 2 for bad input. A quick-preset run takes about 6 minutes on 2 cores, so the default
-(one quiet run, two disturbed ones) takes about 20 minutes; it is not part of
+differs, 2 for bad input. The default (one quiet run, two disturbed ones) takes three times a
+quick-preset run (docs/presets.md's table has its recorded time), so it is not part of
 scripts/test. Run it on an otherwise quiet machine: the point is to control the disturbance.
 """
 import argparse

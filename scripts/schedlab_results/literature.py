@@ -1,6 +1,6 @@
 """Beside the literature: schedlab's per-task costs laid beside the field's published tables.
 
-The published figures live in results/published/, one CSV per source (README, "The field's
+The published figures live in results/published/, one CSV per source (docs/workloads.md, "The field's
 benchmarks"), each row one figure with its source, hardware, compiler and date. A published
 time cannot be compared with one measured here: the machines differ by years and by tens of
 cores. What can agree across machines is a ratio of two runtimes both tables ran.

@@ -225,7 +225,7 @@ METRICS = {m.name: m for m in [
            _per_round_trip("ru_nvcsw"), ("ru_nvcsw",)),
     Metric("migrations_per_round_trip", "migrations per round trip", False,
            _per_round_trip("migrations"), ("migrations",)),
-    # Latency (README, "Latency"): percentiles of one repetition's delays, read from its row. Not
+    # Latency (docs/latency.md): percentiles of one repetition's delays, read from its row. Not
     # `timed`: the A/A control's noise floor is of a run's wall time, not of a tail of waits; the
     # parts on them ask for effects of a quarter or a doubling instead.
     Metric("delay_p50", "scheduling delay p50 (µs)", False, _scaled("delay_p50_ns", 1e3), ("delay_p50_ns",)),

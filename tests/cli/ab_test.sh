@@ -13,7 +13,7 @@
 #      compare says, not of how small a change it can see: with a tenth of the cost (~10%), a CI
 #      machine whose A/A floor was 4.8% gave central B / A 1.23x [1.09, 1.36] against its own
 #      A2 / A [0.93, 1.10], rightly not judged slower. The smallest change a machine can see is a
-#      measurement (README, Comparing builds), not a pass/fail;
+#      measurement (docs/comparing.md), not a pass/fail;
 #   4. a binary that does not serve A/B runs is refused before anything is written (exit 2);
 #   5. an A/B run of cases of ~100 ms (issue 31's reproduction: loops 500 x 100,000) judged with
 #      the flags kept: the servers' CPU time is the run's own, so their measuring does not flag

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Behaviour of the schedlab command line, end to end: every bad input listed in README.md gets
+# Behaviour of the schedlab command line, end to end: every bad input listed in docs/reliability.md gets
 # one line naming the problem and the fix and a non-zero exit, nothing is overwritten, and the
 # outputs (CSV, sidecar, schedtrace lines, trace file, interrupted runs) have the promised shape.
 # Usage: cli_test.sh PATH/TO/schedlab
@@ -58,6 +58,35 @@ else
 fi
 printf '{"p": {"schedulers": ["steal-half"], "params": ["pin"], "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
 expect_refused "preset params not an object" 2 "preset 'p': 'params' must be an object" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+# A preset's "recorded" (its last measured wall time, the one home of a preset's time): a
+# malformed one is refused by run and list alike; a good one reaches the preset table and the
+# dry run, and an estimate is never shown as measured.
+printf '{"p": {"schedulers": ["steal-half"], "recorded": {"wall_s": "9 min", "machine": "m", "date": "2026-11-28"}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset recorded wall_s not a number" 2 "preset 'p': recorded: needs 'wall_s', the measured wall time in whole seconds" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+expect_refused "list --markdown, recorded wall_s not a number" 2 "preset 'p': recorded: needs 'wall_s'" -- --presets-file "$WORK/presets.json" list --markdown presets
+printf '{"p": {"schedulers": ["steal-half"], "recorded": {"wall_s": 60, "machine": "m", "date": "28.11.2026"}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset recorded date" 2 "recorded: date '28.11.2026' is not YYYY-MM-DD" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "recorded": {"wall_s": 60, "date": "2026-11-28"}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset recorded without machine" 2 "recorded: needs 'machine'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "recorded": {"wall_s": 60, "machine": "m", "date": "2026-11-28", "cores": 2}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset recorded typo" 2 "recorded: unknown key 'cores'" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+printf '{"p": {"schedulers": ["steal-half"], "recorded": {"wall_s": 60, "machine": "m", "date": "2026-11-28", "estimate": "1 min"}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+expect_refused "preset recorded measured and estimated" 2 "recorded: an estimate has no wall_s or date" -- --presets-file "$WORK/presets.json" run --preset p --out "$WORK/a.csv"
+expect_refused "list: unknown table" 2 "list --markdown nope: unknown table; choose schedulers, workloads or presets" -- list --markdown nope
+printf '{"p": {"description": "d", "reps": 3, "threads": [1, "all"], "schedulers": ["steal-half"], "recorded": {"wall_s": 882, "machine": "a 2-vCPU VM", "date": "2026-11-28", "note": "n"}, "runs": [{"workload": "fib"}]},
+ "q": {"description": "e", "schedulers": ["steal-half"], "recorded": {"estimate": "hours", "machine": "2 cores"}, "runs": [{"workload": "fib"}]}}' >"$WORK/presets.json"
+table="$("$SCHEDLAB" --presets-file "$WORK/presets.json" list --markdown presets 2>&1)"
+want='| preset | what it runs | threads | reps | last recorded wall time |
+|---|---|---|---|---|
+| `p` | d | 1, all | 3 | 14 min 42 s on a 2-vCPU VM (2026-11-28); n |
+| `q` | e | 1 | default | not measured; the authors'"'"' estimate: hours (2 cores) |'
+[ "$table" = "$want" ] && echo "ok: list --markdown presets shows the recorded times" || fail "list --markdown presets: got
+$table
+want
+$want"
+plan="$("$SCHEDLAB" --presets-file "$WORK/presets.json" run --preset p --dry-run 2>&1)"
+printf '%s\n' "$plan" | grep -E '^estimated time: unknown .*; preset p says: d; its last recorded time: 14 min 42 s on a 2-vCPU VM \(2026-11-28\); n$' >/dev/null &&
+  echo "ok: the dry run quotes the recorded time as recorded" || fail "dry run and recorded: $plan"
 if "$SCHEDLAB" counters | grep "unavailable" >/dev/null; then
   expect_refused "required counters unavailable" 2 "unavailable on this machine.*drop --require-counters" -- "${run_small[@]}" --require-counters --out "$WORK/a.csv"
 fi

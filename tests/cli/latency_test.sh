@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Latency from the command line (README, "Latency"): --latency on gives every row of a scheduler
+# Latency from the command line (docs/latency.md): --latency on gives every row of a scheduler
 # that records it the delay_* columns, and exactly one delay per task started or resumed; off, or
 # a backend that cannot see its tasks become runnable, leaves them empty; go-runtime fills them
 # from Go's own histogram; the latency file holds each row's buckets; netmix --load open fills the

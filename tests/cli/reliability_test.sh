@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Results that survive faults (issue 13): resource exhaustion, full disks, signals, and the bad
-# inputs that once slipped through. Each check carries the ID of its row in README.md's
+# inputs that once slipped through. Each check carries the ID of its row in docs/reliability.md's
 # "Reliability" table, which lists every fault and bad input the command-line tests try and what
 # the user sees. Checks that need root (a tmpfs mount, another user's limits) or an
 # uninstrumented binary (`ulimit -v`, the stack-overflow handler) say why they skip.

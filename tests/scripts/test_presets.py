@@ -39,7 +39,7 @@ LATENCY_PARTS = {
     ("preemption", "with preemption the longest wait stays within 3 time slices of 10 ms (1 thread)"),
     ("poller-latency", "without the poller the p99 request latency doubles (open loop, 1 thread)")}
 # PAPI's L2 or the simulator: the quick and full presets have neither; and the parts judged on
-# scheduling delays, which quick leaves unrecorded (--latency on costs ~140 ns a task: README).
+# scheduling delays, which quick leaves unrecorded (--latency on costs ~140 ns a task: docs/latency.md).
 EXCEPT = {("lifo", "cache misses")} | LATENCY_PARTS
 PARTS = {
     "quick": ALL,
@@ -130,6 +130,31 @@ def quiet_copy(src, dst):
     shutil.copy(str(src)[:-4] + ".meta.json", str(dst)[:-4] + ".meta.json")
     if os.path.exists(str(src)[:-4] + ".latency.jsonl"):
         shutil.copy(str(src)[:-4] + ".latency.jsonl", str(dst)[:-4] + ".latency.jsonl")
+
+
+class EveryPresetRecordsItsTime(unittest.TestCase):
+    """A preset's time lives in its "recorded" field alone (docs/presets.md shows it): a preset
+    without one would send a reader back to guessing, or to prose that goes stale."""
+
+    def test_every_preset_records_a_measured_time_or_says_it_is_an_estimate(self):
+        for name, preset in json.loads(PRESETS.read_text()).items():
+            with self.subTest(preset=name):
+                recorded = preset.get("recorded")
+                self.assertIsInstance(recorded, dict, f"{name}: no 'recorded' in {PRESETS}")
+                if "estimate" in recorded:
+                    self.assertNotIn("wall_s", recorded)
+                else:
+                    self.assertGreater(recorded.get("wall_s", 0), 0)
+                    self.assertRegex(recorded.get("date", ""), r"^\d{4}-\d{2}-\d{2}$")
+                    self.assertTrue(recorded.get("machine"))
+
+    def test_no_description_states_a_run_time(self):
+        # The time went from the descriptions into "recorded"; one creeping back would disagree
+        # with it sooner or later.
+        for name, preset in json.loads(PRESETS.read_text()).items():
+            with self.subTest(preset=name):
+                self.assertNotRegex(preset.get("description", ""),
+                                    r"(?i)\b(about|~)\s*[0-9.-]+\s*(min|minutes|hours?)\b|\bhours on\b|an hour")
 
 
 @unittest.skipUnless(SCHEDLAB and os.access(SCHEDLAB, os.X_OK), "no schedlab binary in $SCHEDLAB")

@@ -7,7 +7,7 @@
 // block costs nothing of the kind. Here the read goes through schedlab::blocking(), which is
 // where each scheduler shows what it does: steal-half does as Go (--handoff lazy; eager hands its
 // processor over at every call), fair and central keep the worker blocked (their honest
-// behaviour; see README), tbb and serial just call.
+// behaviour; see docs/schedulers.md), tbb and serial just call.
 //
 // prepare() writes `files` files of `file_size` bytes into a fresh directory (mkdtemp) and
 // fsyncs them; cleanup() removes them. With `cold`, each read first drops the file's pages

@@ -4,7 +4,7 @@
 //
 //   sweep: an array of 16 x L2 and leaves of L2 / 8 (the per-core L2 rounded down to a power
 //          of two): the array never fits in L2, a leaf always does, and by hand one FIFO queue
-//          misses 1.6 times as often as LIFO (README's count).
+//          misses 1.6 times as often as LIFO (docs/workloads.md's count).
 //   chase: an array of at least twice the last level (the smallest power of two that is), so
 //          that under FIFO a whole level of the tree, one array, passes through every cache
 //          between a parent and its child and evicts the child's half; leaves of half an L2, so

@@ -1,5 +1,5 @@
 // nqueens' registry entry (workload_entry.hpp): one of the field's standard task benchmarks
-// (README, "The field's benchmarks").
+// (docs/workloads.md, "The field's benchmarks").
 #include "entry_params.hpp"
 #include "nqueens/nqueens.hpp"
 #include "workload_entry.hpp"

@@ -11,7 +11,7 @@
 // The shape is libfork's and tzcnt's (a board copied into each child, the same legality test),
 // except that every legal child is spawned: their oneTBB ports run the last legal child inline
 // (run_and_wait), which gives them fewer tasks than this tree by the number of inner nodes
-// (README: what that does to the ratios of the literature table).
+// (docs/workloads.md: what that does to the ratios of the literature table).
 //
 // Exactly once. Every task returns its subtree's solutions *and* its number of nodes, summed
 // through the joins. The node count must equal the table of search-tree sizes below (computed

@@ -16,7 +16,7 @@
 // 10 values from one channel, and as Boost.Fiber's skynet_join launches and joins 10 fibers.
 // tzcnt's ports run the 10th child inline (oneTBB: 9 x task_group::run, then run_and_wait of
 // the 10th), so their trees have 10% fewer tasks; the report's literature table compares
-// ratios to oneTBB, which that difference shifts by a few per cent at most (README). Children
+// ratios to oneTBB, which that difference shifts by a few per cent at most (docs/workloads.md). Children
 // return their sums through one slot each, filled before the wait group counts them done (the
 // wait group stands for the Go program's channel: wait() is its 10 receives).
 #include "skynet.hpp"

@@ -34,7 +34,7 @@ struct UtsTree {
   const char* source;  // where the sizes come from
 };
 
-// The named trees, standard ones first (README).
+// The named trees, standard ones first (docs/workloads.md).
 const std::vector<UtsTree>& uts_trees();
 // The tree of that name. Throws std::invalid_argument naming the known trees.
 const UtsTree& uts_tree(const std::string& name);
