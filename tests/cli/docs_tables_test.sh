@@ -59,7 +59,7 @@ for page in pages:
                 f"{name}:{first + k + 1}: the {table} table differs from `schedlab list --markdown {table}` "
                 f"at its line {k + 1}:\n  page:   {have[k] if k < len(have) else '(the table ends here)'}\n"
                 f"  binary: {want[k] if k < len(want) else '(the table ends here)'}\n"
-                f"  regenerate it: replace the lines between the markers with the command's output")
+                f"  regenerate it: scripts/regen-docs (it replaces the lines between the markers with the command's output)")
         i = end + 1
 for table in TABLES:
     if table not in shown:

@@ -11,7 +11,7 @@ have="$(sed -n '/^<!-- columns:begin/,/^<!-- columns:end/p' "$page" | sed '1d;$d
 if [ "$have" != "$want" ]; then
   echo "FAIL: $page's column table differs from \`schedlab columns --markdown\`:"
   diff <(printf '%s\n' "$have") <(printf '%s\n' "$want")
-  echo "Regenerate it: replace the lines between the columns:begin and columns:end markers with the command's output."
+  echo "Regenerate it: scripts/regen-docs (it replaces the lines between the columns:begin and columns:end markers with the command's output)."
   exit 1
 fi
 echo "$page column table matches the schema ($(printf '%s\n' "$want" | wc -l) lines)"

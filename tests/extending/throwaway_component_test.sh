@@ -33,8 +33,12 @@ copy_renamed() {
   for f in "$WORK/src/$3/$from"/*; do
     local name
     name="$(basename "$f")"
-    sed -e "s/$from/$to/g" -e "s/$from_dash/$to_dash/g" -e "s/$from_camel/$to_camel/g" "$f" \
-      >"$WORK/src/$3/$to/${name//$from/$to}"
+    # One pass, so that a replacement is never renamed again ("recurse" is its own dashed form):
+    # the quoted name (the entry's, the CLI's) dashed, identifiers and paths with underscores.
+    FROM="$from" TO="$to" FROM_DASH="$from_dash" TO_DASH="$to_dash" FROM_CAMEL="$from_camel" TO_CAMEL="$to_camel" \
+      perl -pe 's/("\Q$ENV{FROM_DASH}\E")|(\Q$ENV{FROM_CAMEL}\E)|(\Q$ENV{FROM}\E)|(\Q$ENV{FROM_DASH}\E)/
+                  defined $1 ? "\"$ENV{TO_DASH}\"" : defined $2 ? $ENV{TO_CAMEL} : defined $3 ? $ENV{TO} : $ENV{TO_DASH}/ge' \
+      "$f" >"$WORK/src/$3/$to/${name//$from/$to}"
   done
 }
 copy_renamed random_push throwaway_push schedulers
