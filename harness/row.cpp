@@ -1,5 +1,6 @@
 #include "row.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -28,6 +29,17 @@ std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
 }
 
 const char* kNeverEmpty = "never";
+// The schedulers that declare parameter `param` (`takes`), or that do not, as "a, b, c": the
+// columns' "empty when" texts name them from the registry, not from a list kept by hand.
+std::string schedulers_taking(const std::string& param, bool takes) {
+  std::string names;
+  for (const SchedulerEntry& e : scheduler_registry()) {
+    const bool has = std::any_of(e.params.begin(), e.params.end(), [&](const ParamSpec& p) { return p.name == param; });
+    if (has == takes) names += (names.empty() ? "" : ", ") + e.name;
+  }
+  return names;
+}
+
 // When counter k's cell is empty: the schedulers whose entries do not declare it
 // (SchedulerEntry::counters, checked against their runs by the conformance tests).
 std::string scheduler_unobserved(std::size_t k) {
@@ -161,9 +173,9 @@ void latencies(std::vector<Column>& s) {
       "(go-runtime: Go's own /sched/latencies:seconds over the measured region, which Go samples, one transition "
       "in 8); schedlab's within 1/128 of the exact figure, Go's buckets within 1/32; the buckets are in the run's "
       "latency file",
-      "--latency off (the default; the fiber schedulers and go-runtime take it), a scheduler that cannot see its "
-      "tasks become runnable (tbb, openmp, boost-fiber, boost-fiber-shared, os-threads, serial, the elision: "
-      "docs/latency.md), or the row was simulated",
+      "--latency off (the default; " + schedulers_taking("latency", true) +
+          " take it), a scheduler that cannot see its tasks become runnable (" + schedulers_taking("latency", false) +
+          ": docs/latency.md), or the row was simulated",
       [](const RowContext& r) { return r.m.sched_delay ? &*r.m.sched_delay : nullptr; });
   const std::string unmeasured = "the workload sends no requests on a schedule (every workload but netmix --load open)";
   distribution_columns(
