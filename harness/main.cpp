@@ -1,6 +1,7 @@
 // schedlab: the command-line driver.
 //
 //   schedlab list                          schedulers, workloads, presets and their parameters
+//   schedlab list --json                   every parameter's default, as a sidecar's `parameters`
 //   schedlab list --markdown [TABLE]       the same as the Markdown tables docs/ show (TABLE:
 //                                          schedulers, workloads or presets; default all three)
 //   schedlab run --scheduler a,b --workload w --threads 1,2 --reps 5 [--PARAM v1,v2] [--out F]
@@ -52,6 +53,7 @@
 #include "row.hpp"
 #include "runner.hpp"
 #include "served_subject.hpp"
+#include "sidecar.hpp"
 #include "speed_probe.hpp"
 #include "sim_subject.hpp"
 #include "summary.hpp"
@@ -567,6 +569,9 @@ int main_impl(int argc, char** argv) {
   bool list_markdown = false;
   std::string list_table = "all";
   list_cmd->add_flag("--markdown", list_markdown, "As the Markdown tables docs/ shows");
+  bool list_json = false;
+  list_cmd->add_flag("--json", list_json,
+                     "Every parameter's default, canonical, as a sidecar's `parameters` (for scripts and tests)");
   list_cmd->add_option("table", list_table, "With --markdown: schedulers, workloads, presets or all")
       ->capture_default_str();
   CLI::App* counters_cmd = app.add_subcommand(
@@ -602,6 +607,11 @@ int main_impl(int argc, char** argv) {
   }
   if (app.got_subcommand("list")) {
     if (list_table != "all" && !list_markdown) throw ParamError("list " + list_table + ": a table name needs --markdown");
+    if (list_json) {
+      if (list_markdown) throw ParamError("list: --json and --markdown are two formats; choose one");
+      std::cout << nlohmann::json{{"parameters", parameter_defaults()}}.dump(2) << "\n";
+      return 0;
+    }
     return list_markdown ? cmd_list_markdown(presets_file, list_table) : cmd_list(presets_file);
   }
   if (app.got_subcommand("counters")) return print_counter_report(std::cout, report_l1, report_ll);

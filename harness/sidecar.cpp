@@ -18,25 +18,6 @@
 namespace schedlab {
 namespace {
 
-// Every scheduler's and workload's parameters with their defaults, canonical: what a variant's
-// parameters are compared with (scripts/schedlab_results names a variant by what it changed);
-// and the parameters that set up the machine rather than the design (ParamSpec::machine_setup).
-nlohmann::json parameter_defaults() {
-  auto defaults = [](const std::vector<ParamSpec>& specs) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const ParamSpec& p : specs) out[p.name] = p.canonical(p.default_value);
-    return out;
-  };
-  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()},
-                         {"setup", nlohmann::json::array()}};
-  for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
-  for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
-  for (const ParamSpec& p : all_param_specs()) {
-    if (p.machine_setup) out["setup"].push_back(p.name);  // ParamSpec::machine_setup: the claims read it
-  }
-  return out;
-}
-
 // The sidecar's word on the simulated and modelled back ends, when the run uses them: the
 // geometry, what the simulator sees, what the model is.
 void describe_cache_back_ends(nlohmann::json& d, const std::vector<Case>& cases, const std::optional<SimGeometry>& g) {
@@ -87,6 +68,25 @@ constexpr char kErrorHole[] = "\x01error";
 constexpr char kRowsHole[] = "\x01rows";
 
 }  // namespace
+
+// Every scheduler's and workload's parameters with their defaults, canonical: what a variant's
+// parameters are compared with (scripts/schedlab_results names a variant by what it changed);
+// and the parameters that set up the machine rather than the design (ParamSpec::machine_setup).
+nlohmann::json parameter_defaults() {
+  auto defaults = [](const std::vector<ParamSpec>& specs) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const ParamSpec& p : specs) out[p.name] = p.canonical(p.default_value);
+    return out;
+  };
+  nlohmann::json out = {{"schedulers", nlohmann::json::object()}, {"workloads", nlohmann::json::object()},
+                         {"setup", nlohmann::json::array()}};
+  for (const SchedulerEntry& s : scheduler_registry()) out["schedulers"][s.name] = defaults(s.params);
+  for (const WorkloadEntry& w : workload_registry()) out["workloads"][w.name] = defaults(w.params);
+  for (const ParamSpec& p : all_param_specs()) {
+    if (p.machine_setup) out["setup"].push_back(p.name);  // ParamSpec::machine_setup: the claims read it
+  }
+  return out;
+}
 
 Sidecar::Sidecar(const RunRequest& r, const HwCounters& events, const std::vector<Case>& cases,
                  const std::optional<SimGeometry>& geometry, const std::atomic<std::size_t>& rows)

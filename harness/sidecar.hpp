@@ -23,6 +23,10 @@ class HwCounters;
 struct Case;
 struct RunRequest;
 
+// Every scheduler's and workload's parameters with their defaults, canonical, and the names of
+// the machine-setup parameters: the sidecar's `parameters`, and `schedlab list --json`.
+nlohmann::json parameter_defaults();
+
 class Sidecar {
  public:
   // Creates the sidecar of r.out_path, never over an existing file. `rows` counts the CSV's rows

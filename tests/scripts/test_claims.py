@@ -4,8 +4,10 @@ be held, not held and inconclusive: a verdict that cannot come out "not held" is
 The data are built per part from its own criteria (variants, workloads, metric, kind, smallest
 effect), so a part added to the table is tested without editing this file.
 """
+import json
 import math
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -21,12 +23,25 @@ TASKS = 1000.0
 CONNS = 64.0  # netmix's --conns, for the per-connection metrics
 ROUNDS = 1000.0  # pingpong's --rounds, for the per-round-trip metrics
 ROUND_TRIP_METRICS = ("round_trip_ns", "voluntary_switches_per_round_trip", "migrations_per_round_trip")
-# The defaults of the parameters the criteria's selectors change (harness/registry.cpp); a
-# sidecar carries them as `parameters`, and every row names all of its scheduler's parameters.
-DEFAULTS = {"steal-half": {"replica": "a", "local-order": "lifo", "steal-amount": "half",
-                           "handoff": "lazy", "spinning": "on", "netpoll": "on", "runnext": "on",
-                           "preempt": "safepoint"},
-            "central": {"replica": "a", "order": "fifo"}}
+# The parameters the criteria's selectors change, with their defaults as the binary declares
+# them (`schedlab list --json`, the registry's: no copy here to drift); a sidecar carries them as
+# `parameters`, and every row names all of its scheduler's parameters.
+SELECTED = {"steal-half": ("replica", "local-order", "steal-amount", "handoff", "spinning", "netpoll", "runnext",
+                           "preempt"),
+            "central": ("replica", "order")}
+
+
+def registry_defaults():
+    binary = os.environ.get("SCHEDLAB", "")
+    if not binary:
+        raise RuntimeError("set SCHEDLAB to a schedlab binary: the defaults come from `schedlab list --json` "
+                           "(ctest sets it)")
+    listing = json.loads(subprocess.run([binary, "list", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)["parameters"]["schedulers"]
+    return {name: {key: listing[name][key] for key in keys} for name, keys in SELECTED.items()}
+
+
+DEFAULTS = registry_defaults()
 SIDECAR = RunFile("synthetic.csv", 0, {"parameters": {"schedulers": DEFAULTS}})
 
 
