@@ -62,7 +62,14 @@ for name in throwaway-push throwaway-recurse; do
 done
 
 # 2. Run by the conformance tests.
-for suite in scheduler_tests policy_conformance_tests workloads_tests; do
+# The policy contract's test is one test over the registry's policies; it names those it checked.
+out="$("$BUILD/tests/policy_conformance_tests" --gtest_filter='PolicyConformance.EveryRegisteredPolicyKeepsTheContract' 2>&1)"
+if grep -q '^\[  PASSED  \] 1 test' <<<"$out" && grep -q '^policies checked: .*throwaway-push' <<<"$out"; then
+  echo "ok: the policy contract's test checked throwaway-push and passed"
+else
+  fail "policy contract: $(grep -E 'policies checked|FAILED' <<<"$out" | head -3)"
+fi
+for suite in scheduler_tests workloads_tests; do
   out="$("$BUILD/tests/$suite" --gtest_filter='*hrowaway*' 2>&1)"
   ran="$(grep -cE '^\[       OK \]' <<<"$out")"
   if [ "$ran" -gt 0 ] && grep -q '^\[  PASSED  \]' <<<"$out" && ! grep -q FAILED <<<"$out"; then
