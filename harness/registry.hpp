@@ -4,7 +4,7 @@
 // `std::vector<SchedulerEntry> scheduler_entries_X()` (schedulers/scheduler_entry.hpp),
 // workloads/X/entry.cpp `std::vector<WorkloadEntry> workload_entries_X()`
 // (workloads/workload_entry.hpp); an entry includes nothing of the harness (the build compiles
-// the entries without the harness's headers on their path, harness/CMakeLists.txt). The build finds every such file
+// the entries without the harness's headers on their path). The build finds every such file
 // (harness/CMakeLists.txt) and lists the functions for registry.cpp to call: a new scheduler or
 // workload is a new folder and nothing else (docs/extending.md). Explicit functions, not static
 // initialisers, because a linker drops an object of a static library that nothing references.

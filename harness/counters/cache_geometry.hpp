@@ -1,7 +1,7 @@
 // cache_geometry.hpp: the caches the simulator (`--counters sim`) and the per-core model
 // (`--counters model`) use, and where their sizes come from.
 //
-// By default they are this machine's own (metadata.hpp's cache_info: sysfs, else CPUID): D1 = the
+// By default they are this machine's own (machine_caches.hpp's cache_info: sysfs, else CPUID): D1 = the
 // L1 data cache, LL = the per-core L2, because the claims they serve are about the core's own
 // cache (the seed: a child finds its half "still in cache" on the core that ran its parent). I1 =
 // the L1 instruction cache (needed by Valgrind, reported nowhere). Valgrind's own detection is not
