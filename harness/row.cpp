@@ -29,24 +29,28 @@ std::string optional_cell(const std::optional<T>& v, int decimals = 0) {
 }
 
 const char* kNeverEmpty = "never";
-// The schedulers that declare parameter `param` (`takes`), or that do not, as "a, b, c": the
-// columns' "empty when" texts name them from the registry, not from a list kept by hand.
-std::string schedulers_taking(const std::string& param, bool takes) {
+// The registry's schedulers for which `pred` holds, as "a, b, c": the columns' "empty when"
+// texts name them from the entries, not from a list kept by hand.
+template <class Pred>
+std::string scheduler_names(Pred pred) {
   std::string names;
   for (const SchedulerEntry& e : scheduler_registry()) {
-    const bool has = std::any_of(e.params.begin(), e.params.end(), [&](const ParamSpec& p) { return p.name == param; });
-    if (has == takes) names += (names.empty() ? "" : ", ") + e.name;
+    if (pred(e)) names += (names.empty() ? "" : ", ") + e.name;
   }
   return names;
+}
+
+// The schedulers that declare parameter `param` (`takes`), or that do not.
+std::string schedulers_taking(const std::string& param, bool takes) {
+  return scheduler_names([&](const SchedulerEntry& e) {
+    return std::any_of(e.params.begin(), e.params.end(), [&](const ParamSpec& p) { return p.name == param; }) == takes;
+  });
 }
 
 // When counter k's cell is empty: the schedulers whose entries do not declare it
 // (SchedulerEntry::counters, checked against their runs by the conformance tests).
 std::string scheduler_unobserved(std::size_t k) {
-  std::string names;
-  for (const SchedulerEntry& e : scheduler_registry()) {
-    if (!e.counters[k]) names += (names.empty() ? "" : ", ") + e.name;
-  }
+  const std::string names = scheduler_names([k](const SchedulerEntry& e) { return !e.counters[k]; });
   return (names.empty() ? std::string() : "the scheduler does not observe it (" + names + "), or ") +
          "the build has SCHEDLAB_STATS=OFF";
 }
